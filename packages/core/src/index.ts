@@ -1,0 +1,55 @@
+export type { JsonObject, JsonValue } from './json.js';
+export {
+  AgentInterjectionError,
+  AgentLimitError,
+  CancelledError,
+  CleanupError,
+  ConfigurationError,
+  DeadlineExceededError,
+  GhostError,
+  type GhostErrorOptions,
+  ModelError,
+  RunStateError,
+  SandboxUnavailableError,
+  ToolError,
+} from './errors.js';
+export type {
+  Artifact,
+  JsonSchema,
+  ModelAssistantMessage,
+  ModelFinishReason,
+  ModelMessage,
+  ModelRequest,
+  ModelStreamOptions,
+  ModelStreamPart,
+  ModelToolCall,
+  ModelToolDefinition,
+  ModelToolMessage,
+  ModelUserMessage,
+  ModelV1,
+} from './model.js';
+export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
+export type { RunOutcome } from './run-outcome.js';
+export {
+  type ErrorSummary,
+  type StreamEvent,
+  type StreamEventDataMap,
+  type StreamEventOf,
+  type StreamEventType,
+  type TerminalStreamEventType,
+  terminalEventTypes,
+} from './stream-event.js';
+export {
+  defaultToolTimeoutMs,
+  defineTool,
+  type SchemaProblem,
+  type Tool,
+  type ToolAuthorization,
+  type ToolAuthorizationContext,
+  type ToolContext,
+  type ToolDefinition,
+  ToolResult,
+} from './tool.js';
+export { Usage, type UsageInit } from './usage.js';
+// Runtime, registry, workspace and sandbox contract:
+export * from './runtime-exports.js';

@@ -1,0 +1,2 @@
+/** How a run ended. */
+export type RunOutcome = 'completed' | 'failed' | 'partial' | 'cancelled';

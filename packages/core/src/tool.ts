@@ -1,0 +1,183 @@
+import type { Static, TObject, TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ConfigurationError } from './errors.js';
+import type { JsonSchema } from './model.js';
+import type { Artifact } from './model.js';
+import type { RunContext } from './run-context.js';
+
+const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** What a tool sees about the call it is serving. */
+export interface ToolContext {
+  /** Aborts on cancellation, on the run's deadline and when the tool's own timeout passes. */
+  readonly signal: AbortSignal;
+  /** The id the model gave this call. */
+  readonly toolCallId: string;
+  /** The run this call belongs to: its invocation, state and deadline. */
+  readonly run: RunContext;
+}
+
+/** What `authorize` sees: who is asking, for what, in which run. */
+export interface ToolAuthorizationContext {
+  readonly toolName: string;
+  /** The validated input. */
+  readonly input: unknown;
+  /** The trusted caller id given to `ask`, when there is one. */
+  readonly actorId: string | undefined;
+  /** The application context given to `ask`. */
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly run: RunContext;
+}
+
+/** `authorize`'s answer: allow the call, or deny it with a reason the model reads. */
+export type ToolAuthorization = { readonly allow: true } | { readonly allow: false; readonly reason: string };
+
+/**
+ * A tool's value together with artifacts (images, documents) that go back to the model beside
+ * it. Return one from `execute` when a plain JSON value is not enough.
+ *
+ * @example
+ * ```ts
+ * return new ToolResult({ value: { pages: 3 }, artifacts: [{ name: 'chart.png', mediaType: 'image/png', data: png }] });
+ * ```
+ */
+export class ToolResult<Value = unknown> {
+  readonly value: Value;
+  readonly artifacts: readonly Artifact[];
+
+  constructor(init: { value: Value; artifacts?: readonly Artifact[] }) {
+    this.value = init.value;
+    this.artifacts = Object.freeze([...(init.artifacts ?? [])]);
+  }
+}
+
+/** The options of {@link defineTool}. */
+export interface ToolDefinition<Input extends TObject = TObject, Output = unknown> {
+  /** 1–64 characters of `A–Z a–z 0–9 _ -`: the name the model calls. */
+  readonly name: string;
+  /** Tells the model what the tool does and when to use it. */
+  readonly description: string;
+  /** A typebox object schema; the model's arguments are validated against it before `execute`. */
+  readonly input: Input;
+  /** A typebox schema of the value `execute` returns; when given, results are checked against it. */
+  readonly output?: TSchema;
+  /** Does the work. Return a JSON value or a {@link ToolResult}; throw a `ToolError` to tell the model why not. */
+  execute(input: Static<Input>, context: ToolContext): Output | ToolResult<Output> | Promise<Output | ToolResult<Output>>;
+  /** How long one call may take before its signal aborts and the model is told it timed out. Default 60,000. */
+  readonly timeoutMs?: number;
+  /** When true, this tool never runs at the same time as another tool of the same run. */
+  readonly exclusive?: boolean;
+  /** Decides, per call, whether the caller may use this tool. Runs after validation, before `execute`. */
+  authorize?(context: ToolAuthorizationContext): ToolAuthorization | Promise<ToolAuthorization>;
+}
+
+/** A tool an agent can call, made by {@link defineTool}. */
+export interface Tool<Input extends TObject = TObject, Output = unknown> extends ToolDefinition<Input, Output> {
+  readonly kind: 'tool';
+  readonly timeoutMs: number;
+  readonly exclusive: boolean;
+  /** The input schema as plain JSON Schema, as the model receives it. */
+  readonly inputJsonSchema: JsonSchema;
+  /** The output schema as plain JSON Schema, when the tool declares one. */
+  readonly outputJsonSchema: JsonSchema | undefined;
+  /** Validates a value against the input schema; returns the problems, empty when valid. */
+  validateInput(value: unknown): readonly SchemaProblem[];
+  /** Validates a value against the output schema; empty when valid or when there is no output schema. */
+  validateOutput(value: unknown): readonly SchemaProblem[];
+}
+
+/** One reason a value does not match a schema. */
+export interface SchemaProblem {
+  /** A JSON pointer to the offending value; empty for the value itself. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The default of `timeoutMs`. */
+export const defaultToolTimeoutMs = 60_000;
+
+function toJsonSchema(schema: TSchema): JsonSchema {
+  // typebox schemas are JSON Schema already; a JSON round trip drops its symbol-keyed metadata.
+  return JSON.parse(JSON.stringify(schema)) as JsonSchema;
+}
+
+function compileValidator(schema: TSchema | undefined): (value: unknown) => readonly SchemaProblem[] {
+  if (schema === undefined) return () => [];
+  const validator = Compile(schema);
+  return (value) => {
+    if (validator.Check(value)) return [];
+    return [...validator.Errors(value)].map((error) => ({ path: error.instancePath, message: error.message }));
+  };
+}
+
+/**
+ * Defines a tool. Configuration mistakes (a bad name, an input schema that is not an object)
+ * throw a `ConfigurationError` here, not when the model first calls the tool.
+ *
+ * @example
+ * ```ts
+ * import Type from 'typebox';
+ *
+ * const lookup = defineTool({
+ *   name: 'help_center_lookup',
+ *   description: 'Finds the help-center entry for a topic.',
+ *   input: Type.Object({ topic: Type.String() }),
+ *   async execute({ topic }) {
+ *     return { topic, text: await helpCenter.find(topic) };
+ *   },
+ * });
+ * ```
+ */
+export function defineTool<Input extends TObject, Output>(definition: ToolDefinition<Input, Output>): Tool<Input, Output> {
+  const { name, description, input, output } = definition;
+  if (typeof name !== 'string' || !toolNamePattern.test(name)) {
+    throw new ConfigurationError(
+      `Tool name ${JSON.stringify(name)} is invalid: use 1 to 64 letters, digits, '_' or '-'.`,
+      { code: 'TOOL_NAME_INVALID', details: { name } },
+    );
+  }
+  if (typeof description !== 'string') {
+    throw new ConfigurationError(`Tool '${name}' needs a description string that tells the model what it does.`, {
+      code: 'TOOL_DESCRIPTION_MISSING',
+    });
+  }
+  const inputSchema = input as unknown as Record<string, unknown> | undefined;
+  if (typeof inputSchema !== 'object' || inputSchema === null || inputSchema.type !== 'object') {
+    throw new ConfigurationError(
+      `Tool '${name}' must take an object schema as input, such as Type.Object({ query: Type.String() }).`,
+      { code: 'TOOL_INPUT_SCHEMA_INVALID', details: { name } },
+    );
+  }
+  if (typeof definition.execute !== 'function') {
+    throw new ConfigurationError(`Tool '${name}' needs an execute(input, context) function.`, {
+      code: 'TOOL_EXECUTE_MISSING',
+    });
+  }
+  const timeoutMs = definition.timeoutMs ?? defaultToolTimeoutMs;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigurationError(`Tool '${name}' has timeoutMs ${timeoutMs}: use a positive number of milliseconds.`, {
+      code: 'TOOL_TIMEOUT_INVALID',
+    });
+  }
+  let validateInput: (value: unknown) => readonly SchemaProblem[];
+  let validateOutput: (value: unknown) => readonly SchemaProblem[];
+  try {
+    validateInput = compileValidator(input);
+    validateOutput = compileValidator(output);
+  } catch (cause) {
+    throw new ConfigurationError(`Tool '${name}' has a schema typebox cannot compile: ${String(cause)}`, {
+      code: 'TOOL_SCHEMA_INVALID',
+      cause,
+    });
+  }
+  return Object.freeze({
+    ...definition,
+    kind: 'tool' as const,
+    timeoutMs,
+    exclusive: definition.exclusive ?? false,
+    inputJsonSchema: toJsonSchema(input),
+    outputJsonSchema: output === undefined ? undefined : toJsonSchema(output),
+    validateInput,
+    validateOutput,
+  });
+}
