@@ -51,6 +51,7 @@ export class GhostError extends Error {
   static isInstance<T extends typeof GhostError>(this: T, value: unknown): value is InstanceType<T> {
     if (typeof value !== 'object' || value === null) return false;
     const names = (value as { [errorMarker]?: unknown })[errorMarker];
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on
     return Array.isArray(names) && names.includes(this.name);
   }
 }
@@ -139,5 +140,22 @@ export class ModelError extends GhostError {
 export class SandboxUnavailableError extends GhostError {
   constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
     super(message, { code: 'SANDBOX_UNAVAILABLE', ...options });
+  }
+}
+
+/**
+ * A tool call ran past its tool's `timeoutMs`. It is the `reason` of the call's aborted signal,
+ * and the model is told the call timed out.
+ */
+export class ToolTimeoutError extends GhostError {
+  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
+    super(message, { code: 'TOOL_TIMEOUT', ...options });
+  }
+}
+
+/** A tool returned something that is not JSON, or does not match its output schema. */
+export class ToolResultInvalidError extends GhostError {
+  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
+    super(message, { code: 'TOOL_RESULT_INVALID', ...options });
   }
 }

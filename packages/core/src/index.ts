@@ -1,4 +1,11 @@
-export type { JsonObject, JsonValue } from './json.js';
+export {
+  type Agent,
+  type AgentDefinition,
+  type AgentLimits,
+  type AskOptions,
+  defaultAgentLimits,
+  defineAgent,
+} from './agent.js';
 export {
   AgentInterjectionError,
   AgentLimitError,
@@ -12,7 +19,10 @@ export {
   RunStateError,
   SandboxUnavailableError,
   ToolError,
+  ToolResultInvalidError,
+  ToolTimeoutError,
 } from './errors.js';
+export type { JsonObject, JsonValue } from './json.js';
 export type {
   Artifact,
   JsonSchema,
@@ -28,8 +38,11 @@ export type {
   ModelUserMessage,
   ModelV1,
 } from './model.js';
+export { type Closeable, Run, type RunResult, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';
+// Runtime, registry, workspace and sandbox contract:
+export * from './runtime-exports.js';
 export {
   type ErrorSummary,
   type StreamEvent,
@@ -51,5 +64,3 @@ export {
   ToolResult,
 } from './tool.js';
 export { Usage, type UsageInit } from './usage.js';
-// Runtime, registry, workspace and sandbox contract:
-export * from './runtime-exports.js';

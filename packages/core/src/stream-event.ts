@@ -50,7 +50,12 @@ export interface StreamEventDataMap {
     readonly cleanupFailed: boolean;
     readonly usage: Usage;
   };
-  run_partial: { readonly outcome: 'partial'; readonly response: string; readonly error: ErrorSummary; readonly usage: Usage };
+  run_partial: {
+    readonly outcome: 'partial';
+    readonly response: string;
+    readonly error: ErrorSummary;
+    readonly usage: Usage;
+  };
   run_cancel: { readonly outcome: 'cancelled'; readonly error: ErrorSummary; readonly usage: Usage };
 }
 

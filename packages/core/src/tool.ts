@@ -1,8 +1,7 @@
 import type { Static, TObject, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ConfigurationError } from './errors.js';
-import type { JsonSchema } from './model.js';
-import type { Artifact } from './model.js';
+import type { Artifact, JsonSchema } from './model.js';
 import type { RunContext } from './run-context.js';
 
 const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/;
@@ -62,7 +61,10 @@ export interface ToolDefinition<Input extends TObject = TObject, Output = unknow
   /** A typebox schema of the value `execute` returns; when given, results are checked against it. */
   readonly output?: TSchema;
   /** Does the work. Return a JSON value or a {@link ToolResult}; throw a `ToolError` to tell the model why not. */
-  execute(input: Static<Input>, context: ToolContext): Output | ToolResult<Output> | Promise<Output | ToolResult<Output>>;
+  execute(
+    input: Static<Input>,
+    context: ToolContext,
+  ): Output | ToolResult<Output> | Promise<Output | ToolResult<Output>>;
   /** How long one call may take before its signal aborts and the model is told it timed out. Default 60,000. */
   readonly timeoutMs?: number;
   /** When true, this tool never runs at the same time as another tool of the same run. */
@@ -72,7 +74,8 @@ export interface ToolDefinition<Input extends TObject = TObject, Output = unknow
 }
 
 /** A tool an agent can call, made by {@link defineTool}. */
-export interface Tool<Input extends TObject = TObject, Output = unknown> extends ToolDefinition<Input, Output> {
+export interface Tool<Input extends TObject = TObject, Output = unknown>
+  extends ToolDefinition<Input, Output> {
   readonly kind: 'tool';
   readonly timeoutMs: number;
   readonly exclusive: boolean;
@@ -106,7 +109,10 @@ function compileValidator(schema: TSchema | undefined): (value: unknown) => read
   const validator = Compile(schema);
   return (value) => {
     if (validator.Check(value)) return [];
-    return [...validator.Errors(value)].map((error) => ({ path: error.instancePath, message: error.message }));
+    return [...validator.Errors(value)].map((error) => ({
+      path: error.instancePath,
+      message: error.message,
+    }));
   };
 }
 
@@ -128,7 +134,9 @@ function compileValidator(schema: TSchema | undefined): (value: unknown) => read
  * });
  * ```
  */
-export function defineTool<Input extends TObject, Output>(definition: ToolDefinition<Input, Output>): Tool<Input, Output> {
+export function defineTool<Input extends TObject, Output>(
+  definition: ToolDefinition<Input, Output>,
+): Tool<Input, Output> {
   const { name, description, input, output } = definition;
   if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     throw new ConfigurationError(
@@ -137,9 +145,12 @@ export function defineTool<Input extends TObject, Output>(definition: ToolDefini
     );
   }
   if (typeof description !== 'string') {
-    throw new ConfigurationError(`Tool '${name}' needs a description string that tells the model what it does.`, {
-      code: 'TOOL_DESCRIPTION_MISSING',
-    });
+    throw new ConfigurationError(
+      `Tool '${name}' needs a description string that tells the model what it does.`,
+      {
+        code: 'TOOL_DESCRIPTION_MISSING',
+      },
+    );
   }
   const inputSchema = input as unknown as Record<string, unknown> | undefined;
   if (typeof inputSchema !== 'object' || inputSchema === null || inputSchema.type !== 'object') {
@@ -155,9 +166,12 @@ export function defineTool<Input extends TObject, Output>(definition: ToolDefini
   }
   const timeoutMs = definition.timeoutMs ?? defaultToolTimeoutMs;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new ConfigurationError(`Tool '${name}' has timeoutMs ${timeoutMs}: use a positive number of milliseconds.`, {
-      code: 'TOOL_TIMEOUT_INVALID',
-    });
+    throw new ConfigurationError(
+      `Tool '${name}' has timeoutMs ${timeoutMs}: use a positive number of milliseconds.`,
+      {
+        code: 'TOOL_TIMEOUT_INVALID',
+      },
+    );
   }
   let validateInput: (value: unknown) => readonly SchemaProblem[];
   let validateOutput: (value: unknown) => readonly SchemaProblem[];

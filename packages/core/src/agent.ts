@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { type AgentLimits, runAgentLoop } from './agent-loop.js';
+import { ConfigurationError } from './errors.js';
+import type { ModelV1 } from './model.js';
+import { Run, type RunStream } from './run.js';
+import type { Invocation } from './run-context.js';
+import { defaultRuntime, type Runtime } from './runtime.js';
+import type { Tool } from './tool.js';
+
+export type { AgentLimits } from './agent-loop.js';
+
+/** The options of {@link defineAgent}. */
+export interface AgentDefinition {
+  /** A name for logs and events, such as `support`. */
+  readonly name: string;
+  /** The system instructions. Default: `You are a helpful agent.` */
+  readonly instructions?: string;
+  /** A model, or a `provider:model` id resolved through the runtime's registry. */
+  readonly model: ModelV1 | string;
+  readonly tools?: readonly Tool[];
+  readonly limits?: Partial<AgentLimits>;
+}
+
+/** The options of one `ask`, `streamAsk` or `createRun`. */
+export interface AskOptions {
+  /** Cancels the run: it ends as `cancelled`, with an empty response. */
+  readonly signal?: AbortSignal;
+  /** A time budget in milliseconds; when it runs out the run ends as `partial`. */
+  readonly timeoutMs?: number;
+  /** An absolute deadline (a `Date` or milliseconds since the epoch); the earlier of this and `timeoutMs` wins. */
+  readonly deadline?: Date | number;
+  /** A trusted caller id for authorization. Never take it from model output. */
+  readonly actorId?: string;
+  /** Application data for tools and authorization. */
+  readonly context?: Readonly<Record<string, unknown>>;
+  /** Application metadata for tracing and logs. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The runtime to run in; default: the process default from `configure()`. */
+  readonly runtime?: Runtime;
+}
+
+/** An agent made by {@link defineAgent}: ask it something to get a {@link Run}. */
+export interface Agent {
+  readonly kind: 'agent';
+  readonly name: string;
+  readonly instructions: string;
+  readonly model: ModelV1 | string;
+  readonly tools: readonly Tool[];
+  readonly limits: AgentLimits;
+  /** Runs the agent on `input` and resolves to the finished run (whatever its outcome). */
+  ask(input: string, options?: AskOptions): Promise<Run>;
+  /** Runs the agent on `input`, streaming its events; `.run` resolves to the finished run. */
+  streamAsk(input: string, options?: AskOptions): RunStream;
+  /** Makes a run that has not started: register resources on it, then `execute()` or `stream()` it. */
+  createRun(input: string, options?: AskOptions): Run;
+}
+
+/** The default limits of every agent. */
+export const defaultAgentLimits: AgentLimits = Object.freeze({
+  maxTurns: 100,
+  maxToolCalls: 1_000,
+  maxParallelToolCalls: 8,
+});
+
+const definitionKeys = new Set(['name', 'instructions', 'model', 'tools', 'limits']);
+const askOptionKeys = new Set([
+  'signal',
+  'timeoutMs',
+  'deadline',
+  'actorId',
+  'context',
+  'metadata',
+  'runtime',
+]);
+
+function rejectUnknownKeys(value: object, known: Set<string>, where: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) {
+      throw new ConfigurationError(
+        `${where} has no option '${key}'. Known options: ${[...known].join(', ')}.`,
+        {
+          code: 'OPTION_UNKNOWN',
+          details: { option: key },
+        },
+      );
+    }
+  }
+}
+
+function resolveLimits(agentName: string, limits: Partial<AgentLimits> = {}): AgentLimits {
+  rejectUnknownKeys(limits, new Set(Object.keys(defaultAgentLimits)), `Agent '${agentName}' limits`);
+  const resolved = { ...defaultAgentLimits, ...limits };
+  for (const [key, value] of Object.entries(resolved)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new ConfigurationError(
+        `Agent '${agentName}' has limits.${key} = ${value}; use a whole number of at least 1.`,
+        {
+          code: 'AGENT_LIMIT_INVALID',
+        },
+      );
+    }
+  }
+  return Object.freeze(resolved);
+}
+
+function resolveTools(agentName: string, tools: readonly Tool[] = []): ReadonlyMap<string, Tool> {
+  const byName = new Map<string, Tool>();
+  for (const tool of tools) {
+    if (tool?.kind !== 'tool') {
+      throw new ConfigurationError(`Agent '${agentName}' has a tool that was not made with defineTool().`, {
+        code: 'AGENT_TOOL_INVALID',
+      });
+    }
+    if (byName.has(tool.name)) {
+      throw new ConfigurationError(
+        `Agent '${agentName}' has two tools named '${tool.name}'; tool names must be unique.`,
+        {
+          code: 'AGENT_TOOL_DUPLICATE',
+        },
+      );
+    }
+    byName.set(tool.name, tool);
+  }
+  return byName;
+}
+
+function resolveDeadline(options: AskOptions): number | undefined {
+  const candidates: number[] = [];
+  if (options.timeoutMs !== undefined) {
+    if (!Number.isFinite(options.timeoutMs) || options.timeoutMs < 0) {
+      throw new ConfigurationError(
+        `timeoutMs must be a non-negative number of milliseconds, not ${options.timeoutMs}.`,
+      );
+    }
+    candidates.push(Date.now() + options.timeoutMs);
+  }
+  if (options.deadline !== undefined) {
+    const deadline = options.deadline instanceof Date ? options.deadline.getTime() : options.deadline;
+    if (!Number.isFinite(deadline))
+      throw new ConfigurationError('deadline must be a valid Date or epoch milliseconds.');
+    candidates.push(deadline);
+  }
+  return candidates.length === 0 ? undefined : Math.min(...candidates);
+}
+
+function isModel(value: unknown): value is ModelV1 {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as ModelV1).specificationVersion === 'model-v1' &&
+    typeof (value as ModelV1).stream === 'function'
+  );
+}
+
+/**
+ * Defines an agent: a model, instructions and tools. Mistakes in the definition throw a
+ * `ConfigurationError` here.
+ *
+ * @example
+ * ```ts
+ * const support = defineAgent({
+ *   name: 'support',
+ *   instructions: 'Answer from the help center. Be brief.',
+ *   model,
+ *   tools: [helpCenterLookup],
+ * });
+ * const run = await support.ask('How do refunds work?');
+ * console.log(run.outcome, run.response);
+ * ```
+ */
+export function defineAgent(definition: AgentDefinition): Agent {
+  const { name } = definition;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new ConfigurationError('An agent needs a non-empty name.', { code: 'AGENT_NAME_INVALID' });
+  }
+  rejectUnknownKeys(definition, definitionKeys, `Agent '${name}'`);
+  if (typeof definition.model !== 'string' && !isModel(definition.model)) {
+    throw new ConfigurationError(
+      `Agent '${name}' needs a model: a ModelV1 object (specificationVersion 'model-v1') or a 'provider:model' id.`,
+      { code: 'AGENT_MODEL_INVALID' },
+    );
+  }
+  const instructions = definition.instructions ?? 'You are a helpful agent.';
+  const limits = resolveLimits(name, definition.limits);
+  const toolsByName = resolveTools(name, definition.tools);
+  const model = definition.model;
+
+  const createRun = (input: string, options: AskOptions = {}): Run => {
+    if (typeof input !== 'string')
+      throw new ConfigurationError(`Agent '${name}' takes its input as a string.`);
+    rejectUnknownKeys(options, askOptionKeys, 'ask()');
+    const runtime = options.runtime ?? defaultRuntime();
+    const runId = randomUUID();
+    const invocation: Invocation = Object.freeze({
+      invocationId: randomUUID(),
+      runId,
+      agentName: name,
+      input,
+      actorId: options.actorId,
+      context: Object.freeze({ ...options.context }),
+      metadata: Object.freeze({ ...options.metadata }),
+      deadline: resolveDeadline(options),
+    });
+    return new Run({
+      invocation,
+      runtime,
+      signal: options.signal,
+      entrypoint: {
+        agentName: name,
+        async execute(execution) {
+          const resolvedModel = typeof model === 'string' ? await runtime.registry.model(model) : model;
+          return runAgentLoop(
+            { agentName: name, instructions, model: resolvedModel, tools: toolsByName, limits, input },
+            execution,
+          );
+        },
+      },
+    });
+  };
+
+  return Object.freeze({
+    kind: 'agent' as const,
+    name,
+    instructions,
+    model,
+    tools: Object.freeze([...toolsByName.values()]),
+    limits,
+    createRun,
+    ask: async (input: string, options?: AskOptions) => createRun(input, options).execute(),
+    streamAsk: (input: string, options?: AskOptions) => createRun(input, options).stream(),
+  });
+}

@@ -1,0 +1,449 @@
+import {
+  AgentInterjectionError,
+  CancelledError,
+  CleanupError,
+  ConfigurationError,
+  DeadlineExceededError,
+  RunStateError,
+} from './errors.js';
+import { EventQueue } from './event-queue.js';
+import type { ModelMessage } from './model.js';
+import { type Invocation, RunContext, stopReason } from './run-context.js';
+import type { RunOutcome } from './run-outcome.js';
+import type { Runtime } from './runtime.js';
+import type { SandboxBackendV1 } from './sandbox.js';
+import {
+  createStreamEvent,
+  type StreamEvent,
+  type StreamEventDataMap,
+  type StreamEventType,
+  terminalEventTypes,
+} from './stream-event.js';
+import { type EmitEvent, summarizeError } from './tool-call-runner.js';
+import { Usage, type UsageInit } from './usage.js';
+import { Workspace } from './workspace.js';
+
+/** What a finished entrypoint produced. */
+export interface RunResult {
+  /** The final text of the answer. */
+  readonly text: string;
+  /** How many model turns the run took. */
+  readonly turns: number;
+  /** How many tool calls the run made. */
+  readonly toolCalls: number;
+  /** The whole conversation, including tool calls and results. */
+  readonly messages: readonly ModelMessage[];
+}
+
+/** Something with a `close()` that `run.register` can own. */
+export interface Closeable {
+  close(): unknown;
+}
+
+/** A message waiting to reach the active entrypoint, and the promise its sender awaits. */
+export interface PendingInterjection {
+  readonly message: string;
+  resolve(response: string): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * What an entrypoint (an agent) gets while it runs: the way to emit events, the run's context and
+ * signal, and the interjections sent to it.
+ */
+export interface RunExecution {
+  readonly runContext: RunContext;
+  readonly signal: AbortSignal;
+  readonly runtime: Runtime;
+  readonly emit: EmitEvent;
+  /** Adds a turn's usage to the run's total. */
+  addUsage(usage: UsageInit): void;
+  /** Records text as it streams, so a deadline can keep what was produced so far. */
+  noteText(text: string): void;
+  /** Removes and returns the interjections waiting for delivery. */
+  takeInterjections(): PendingInterjection[];
+  readonly hasPendingInterjections: boolean;
+}
+
+/** The work a run executes: one agent invocation. */
+export interface RunEntrypoint {
+  readonly agentName: string;
+  execute(execution: RunExecution): Promise<RunResult>;
+}
+
+/** @internal How an agent builds a run. */
+export interface RunInit {
+  readonly invocation: Invocation;
+  readonly runtime: Runtime;
+  readonly entrypoint: RunEntrypoint;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A finished run's event stream, plus the run itself. */
+export interface RunStream extends AsyncIterable<StreamEvent> {
+  /** Resolves to the finished run once its terminal event has been produced. */
+  readonly run: Promise<Run>;
+}
+
+type Closer = () => unknown;
+
+/**
+ * One top-level execution from start to finish: its response, outcome, usage, error and the
+ * resources it owns. `agent.ask()` returns a finished Run; `agent.streamAsk()` streams its events.
+ * A Run executes once.
+ *
+ * @example
+ * ```ts
+ * const run = await agent.ask('Why is transfer 481 pending?');
+ * if (run.completed) console.log(run.response);
+ * else console.error(run.outcome, run.error?.message);
+ * ```
+ */
+export class Run {
+  /** Unique id of this top-level operation. */
+  readonly operationId: string;
+  /** The normalised request this run carries. */
+  readonly invocation: Invocation;
+  /** The runtime that built and executes this run. */
+  readonly runtime: Runtime;
+  /** The run's private temporary directory, created on first use and removed when the run closes. */
+  readonly workspace: Workspace;
+
+  readonly #entrypoint: RunEntrypoint;
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #controller = new AbortController();
+  readonly #runContext: RunContext;
+  readonly #closers: Closer[] = [];
+  readonly #onceKeys = new Map<string, { isDone: boolean; tail: Promise<unknown> }>();
+  #pendingInterjections: PendingInterjection[] = [];
+  #queue: EventQueue<StreamEvent> | undefined;
+  #hasStarted = false;
+  #isActive = false;
+  #closing: Promise<void> | undefined;
+  #outcome: RunOutcome | undefined;
+  #response = '';
+  #latestText = '';
+  #result: RunResult | undefined;
+  #usage = Usage.empty;
+  #error: Error | undefined;
+  #sandbox: SandboxBackendV1 | undefined;
+
+  /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
+  constructor(init: RunInit) {
+    this.invocation = init.invocation;
+    this.operationId = init.invocation.runId;
+    this.runtime = init.runtime;
+    this.#entrypoint = init.entrypoint;
+    this.#callerSignal = init.signal;
+    this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
+    this.workspace = new Workspace({ root: init.runtime.workspaceRoot });
+    this.register(this.workspace);
+  }
+
+  /** How the run ended; `undefined` until it has. */
+  get outcome(): RunOutcome | undefined {
+    return this.#outcome;
+  }
+  /** True after successful completion. */
+  get completed(): boolean {
+    return this.#outcome === 'completed';
+  }
+  /** True after execution or cleanup failed. */
+  get failed(): boolean {
+    return this.#outcome === 'failed';
+  }
+  /** True when the deadline ended the run; `response` keeps the text produced so far. */
+  get partial(): boolean {
+    return this.#outcome === 'partial';
+  }
+  /** True when cancellation stopped the run; `response` is empty. */
+  get cancelled(): boolean {
+    return this.#outcome === 'cancelled';
+  }
+  /** The caller-facing final text, or the partial text kept at a deadline. */
+  get response(): string {
+    return this.#response;
+  }
+  /** What the entrypoint produced, when it completed. */
+  get result(): RunResult | undefined {
+    return this.#result;
+  }
+  /** Token usage accumulated over every model turn of the run. */
+  get usage(): Usage {
+    return this.#usage;
+  }
+  /** The error behind a failed, partial or cancelled outcome. */
+  get error(): Error | undefined {
+    return this.#error;
+  }
+  /** The sandbox backend that contains this run's programs, when code mode opened one. */
+  get sandbox(): SandboxBackendV1 | undefined {
+    return this.#sandbox;
+  }
+  /**
+   * The session opened for this invocation when persistence is configured. Ghost has no session
+   * stores yet, so this is always `undefined`.
+   */
+  get session(): undefined {
+    return undefined;
+  }
+  /** The run's cancellation signal: aborts on cancel and at the deadline. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /**
+   * Adds a resource (anything with `close()`) or a closer function to the run's cleanup, which
+   * runs in reverse order when the run ends. Returns what it was given.
+   */
+  register<Resource extends Closeable | Closer>(resource: Resource): Resource {
+    if (this.#closing) throw new RunStateError('This run has closed; register resources before it ends.');
+    if (typeof resource === 'function') {
+      this.#closers.push(resource);
+    } else if (resource !== null && typeof resource === 'object' && typeof resource.close === 'function') {
+      this.#closers.push(() => resource.close());
+    } else {
+      throw new ConfigurationError(
+        'run.register() takes an object with a close() method or a closer function.',
+      );
+    }
+    return resource;
+  }
+
+  /**
+   * Closes registered resources in reverse order. Idempotent: later calls wait for the first.
+   * It tries every closer, then throws the first `CleanupError`, or else the first error.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#closeAll();
+    return this.#closing;
+  }
+
+  async #closeAll(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const closer of this.#closers.reverse()) {
+      try {
+        await closer();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    this.#closers.length = 0;
+    const first = errors.find((error) => CleanupError.isInstance(error)) ?? errors[0];
+    if (errors.length > 0) throw first;
+  }
+
+  /**
+   * Performs `work` at most once successfully for `key` during this run. Concurrent callers are
+   * serialised; the caller that performs it receives its value, later callers `undefined`. If
+   * `work` throws, the key is not recorded and a later call may try again.
+   */
+  async once<Value>(key: string, work: () => Value | Promise<Value>): Promise<Value | undefined> {
+    let entry = this.#onceKeys.get(key);
+    if (!entry) {
+      entry = { isDone: false, tail: Promise.resolve() };
+      this.#onceKeys.set(key, entry);
+    }
+    const current = entry;
+    const attempt = current.tail.then(async () => {
+      if (current.isDone) return undefined;
+      const value = await work();
+      current.isDone = true;
+      return value;
+    });
+    current.tail = attempt.catch(() => {});
+    return attempt;
+  }
+
+  /** Creates a `RunContext` with this run's invocation, signal and deadline. */
+  context(
+    options: { state?: Record<string, unknown>; metadata?: Readonly<Record<string, unknown>> } = {},
+  ): RunContext {
+    return new RunContext({ invocation: this.invocation, signal: this.#controller.signal, ...options });
+  }
+
+  /**
+   * Sends a message to the active agent while it works, and resolves with the text of the model
+   * turn that received it. Rejects with `AgentInterjectionError` before the run starts, after it
+   * ends, or when it ends before the message was delivered.
+   */
+  interject(message: string): Promise<string> {
+    if (!this.#isActive) {
+      return Promise.reject(
+        new AgentInterjectionError(
+          this.#hasStarted
+            ? 'This run has finished; start a new run to send another message.'
+            : 'This run has not started; interject while it is running.',
+        ),
+      );
+    }
+    if (typeof message !== 'string' || message.length === 0) {
+      return Promise.reject(new ConfigurationError('run.interject() takes a non-empty message string.'));
+    }
+    return new Promise<string>((resolve, reject) => {
+      this.#pendingInterjections.push({ message, resolve, reject });
+    });
+  }
+
+  /** Executes the run to its end and returns it. A second execution throws `RunStateError`. */
+  async execute(): Promise<Run> {
+    this.#claimExecution();
+    await this.#run();
+    return this;
+  }
+
+  /**
+   * Executes the run, yielding its events as they happen; the last event is always the terminal
+   * one. Stopping the iteration early cancels the run. A second execution throws `RunStateError`.
+   */
+  stream(): RunStream {
+    this.#claimExecution();
+    const queue = new EventQueue<StreamEvent>(() => {
+      this.#controller.abort(
+        new CancelledError('The event stream consumer stopped reading, so the run was cancelled.'),
+      );
+    });
+    this.#queue = queue;
+    const finished = this.#run().then(() => this);
+    finished.catch(() => {}); // the failure is reported to whoever awaits `run`; never unhandled
+    return { run: finished, [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator]() };
+  }
+
+  #claimExecution(): void {
+    if (this.#hasStarted) throw new RunStateError('This run has already executed; a run executes only once.');
+    this.#hasStarted = true;
+  }
+
+  #emit: EmitEvent = <Type extends StreamEventType>(type: Type, data: StreamEventDataMap[Type]) => {
+    this.#queue?.push(createStreamEvent(type, data, this.operationId));
+  };
+
+  async #run(): Promise<void> {
+    const { invocation } = this;
+    this.#emit('run_start', {
+      runId: invocation.runId,
+      operationId: this.operationId,
+      agentName: invocation.agentName,
+    });
+    const stopTimers = this.#watchStopSignals();
+    this.#isActive = true;
+    try {
+      this.#result = await this.#entrypoint.execute(this.#execution());
+      this.#response = this.#result.text;
+      this.#outcome = 'completed';
+    } catch (error) {
+      this.#settleFailure(error);
+    } finally {
+      this.#isActive = false;
+      stopTimers();
+      this.#rejectPendingInterjections();
+    }
+    let cleanupError: unknown;
+    try {
+      await this.close();
+    } catch (error) {
+      cleanupError = error;
+      this.#outcome = 'failed';
+      this.#response = '';
+      this.#error = error instanceof Error ? error : new CleanupError(String(error));
+    }
+    this.#emitTerminal(cleanupError !== undefined);
+    this.#queue?.close();
+    if (cleanupError !== undefined) throw cleanupError;
+  }
+
+  #settleFailure(error: unknown): void {
+    const signal = this.#controller.signal;
+    const reason = signal.aborted ? stopReason(signal) : error;
+    if (DeadlineExceededError.isInstance(reason)) {
+      this.#outcome = 'partial';
+      this.#response = this.#latestText;
+    } else if (CancelledError.isInstance(reason)) {
+      this.#outcome = 'cancelled';
+      this.#response = '';
+    } else {
+      this.#outcome = 'failed';
+      this.#response = '';
+    }
+    this.#error = reason instanceof Error ? reason : new Error(String(reason));
+  }
+
+  #emitTerminal(cleanupFailed: boolean): void {
+    const usage = this.#usage;
+    const outcome = this.#outcome ?? 'failed';
+    const error = summarizeError(this.#error);
+    switch (terminalEventTypes[outcome]) {
+      case 'run_stop':
+        this.#emit('run_stop', { outcome: 'completed', response: this.#response, usage });
+        break;
+      case 'run_partial':
+        this.#emit('run_partial', { outcome: 'partial', response: this.#response, error, usage });
+        break;
+      case 'run_cancel':
+        this.#emit('run_cancel', { outcome: 'cancelled', error, usage });
+        break;
+      case 'run_error':
+        this.#emit('run_error', { outcome: 'failed', error, cleanupFailed, usage });
+        break;
+    }
+  }
+
+  /** Links the caller's signal and the deadline to the run's controller; returns the undo. */
+  #watchStopSignals(): () => void {
+    const controller = this.#controller;
+    const caller = this.#callerSignal;
+    const onCallerAbort = () =>
+      controller.abort(new CancelledError('The run was cancelled.', { cause: caller?.reason }));
+    if (caller?.aborted) onCallerAbort();
+    else caller?.addEventListener('abort', onCallerAbort, { once: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const { deadline } = this.invocation;
+    if (deadline !== undefined) {
+      const onDeadline = () => controller.abort(new DeadlineExceededError('The run reached its deadline.'));
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) onDeadline();
+      else timer = setTimeout(onDeadline, remaining);
+    }
+    return () => {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onCallerAbort);
+    };
+  }
+
+  #execution(): RunExecution {
+    const run = this;
+    return {
+      runContext: this.#runContext,
+      signal: this.#controller.signal,
+      runtime: this.runtime,
+      emit: this.#emit,
+      addUsage: (usage) => {
+        this.#usage = this.#usage.add(usage);
+      },
+      noteText: (text) => {
+        if (text.length > 0) this.#latestText = text;
+      },
+      takeInterjections: () => this.#takeAll(),
+      get hasPendingInterjections() {
+        return run.#pendingInterjections.length > 0;
+      },
+    };
+  }
+
+  #rejectPendingInterjections(): void {
+    for (const pending of this.#takeAll()) {
+      pending.reject(new AgentInterjectionError('The run ended before the interjection reached the agent.'));
+    }
+  }
+
+  #takeAll(): PendingInterjection[] {
+    const taken = this.#pendingInterjections;
+    this.#pendingInterjections = [];
+    return taken;
+  }
+
+  /** @internal Lets code mode record the sandbox backend that contains this run's programs. */
+  attachSandbox(sandbox: SandboxBackendV1): void {
+    this.#sandbox = sandbox;
+  }
+}

@@ -1,0 +1,171 @@
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+import { ConfigurationError } from './errors.js';
+import {
+  type EnginePlugin,
+  type ImportModule,
+  type ModelProviderV1,
+  type Plugin,
+  type PluginKind,
+  Registry,
+} from './registry.js';
+import type { SandboxBackendV1 } from './sandbox.js';
+import { Workspace } from './workspace.js';
+
+/** The options of {@link createRuntime} and {@link configure}. Unknown keys are rejected. */
+export interface RuntimeOptions {
+  /** Engine plugins to register, beside the built-in `quickjs` and `v8`. */
+  readonly engines?: readonly EnginePlugin[];
+  /** Sandbox backends to register, beside the built-in `bwrap`, `seatbelt` and `native`. */
+  readonly sandboxes?: readonly SandboxBackendV1[];
+  /** Model providers to register, beside the built-in `openai` and `anthropic`. */
+  readonly models?: readonly ModelProviderV1[];
+  /** Code mode's settings (engine, sandbox, limits, ...). `@ghost/code-mode` reads and checks them. */
+  readonly codeMode?: Readonly<Record<string, unknown>>;
+  /** Where run workspaces are created. Default: `os.tmpdir()`. */
+  readonly workspaceRoot?: string;
+  /** How built-in plugin packages are imported; see `RegistryOptions.importModule`. */
+  readonly importModule?: ImportModule;
+}
+
+/**
+ * Configuration and plugins, made by {@link createRuntime}. Every Ghost API takes a runtime
+ * explicitly and falls back to {@link defaultRuntime}, so tests build their own and never share
+ * global state.
+ */
+export interface Runtime {
+  /** The engines, sandbox backends and model providers this runtime can use. */
+  readonly registry: Registry;
+  /** A frozen shallow copy of code mode's settings; `{}` when none were given. */
+  readonly codeMode: Readonly<Record<string, unknown>>;
+  /** The absolute directory run workspaces are created in. */
+  readonly workspaceRoot: string;
+  /** A new, not yet created, workspace under `workspaceRoot`. */
+  createWorkspace(): Workspace;
+}
+
+const optionNames: readonly (keyof RuntimeOptions)[] = [
+  'engines',
+  'sandboxes',
+  'models',
+  'codeMode',
+  'workspaceRoot',
+  'importModule',
+];
+
+const pluginLists = [
+  { option: 'engines', kind: 'engine' },
+  { option: 'sandboxes', kind: 'sandbox' },
+  { option: 'models', kind: 'model' },
+] as const satisfies readonly { option: keyof RuntimeOptions; kind: PluginKind }[];
+
+function invalidOption(message: string, option: string): ConfigurationError {
+  return new ConfigurationError(message, { code: 'RUNTIME_OPTION_INVALID', details: { option } });
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkOptionNames(options: unknown): asserts options is RuntimeOptions {
+  if (!isPlainRecord(options)) {
+    throw invalidOption(
+      'createRuntime() takes an options object, such as { engines: [myEngine] }.',
+      'options',
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!(optionNames as readonly string[]).includes(key)) {
+      throw new ConfigurationError(
+        `createRuntime() has no option '${key}'. Known options: ${optionNames.join(', ')}.`,
+        { code: 'RUNTIME_OPTION_UNKNOWN', details: { option: key, known: optionNames } },
+      );
+    }
+  }
+}
+
+function registerPlugins(registry: Registry, options: RuntimeOptions): void {
+  for (const { option, kind } of pluginLists) {
+    const plugins: unknown = options[option];
+    if (plugins === undefined) continue;
+    if (!Array.isArray(plugins)) {
+      throw invalidOption(`createRuntime({ ${option} }) takes an array of ${kind} plugins.`, option);
+    }
+    for (const plugin of plugins) {
+      const pluginKind = isPlainRecord(plugin) ? plugin.kind : undefined;
+      // A plugin in the wrong list is an easy slip; say where it belongs instead of "wrong kind".
+      const list = pluginLists.find((each) => each.kind === pluginKind);
+      if (list !== undefined && list.kind !== kind) {
+        throw invalidOption(
+          `createRuntime({ ${option} }) got a ${list.kind} plugin '${String(plugin.name)}': list it under ${list.option}.`,
+          option,
+        );
+      }
+      registry.register(plugin as Plugin);
+    }
+  }
+}
+
+/**
+ * Builds a runtime: a fresh registry with the given plugins, and settings. Throws a
+ * `ConfigurationError` for an unknown option or a malformed plugin.
+ *
+ * @example
+ * ```ts
+ * const runtime = createRuntime({
+ *   sandboxes: [myBackend],
+ *   codeMode: { engine: 'quickjs', sandbox: 'native' },
+ * });
+ * const engine = await runtime.registry.engine('quickjs');
+ * ```
+ */
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  checkOptionNames(options);
+  const { codeMode, workspaceRoot, importModule } = options;
+  if (codeMode !== undefined && !isPlainRecord(codeMode)) {
+    throw invalidOption('createRuntime({ codeMode }) takes an object of code mode settings.', 'codeMode');
+  }
+  if (workspaceRoot !== undefined && (typeof workspaceRoot !== 'string' || workspaceRoot === '')) {
+    throw invalidOption(
+      'createRuntime({ workspaceRoot }) takes the path of an existing directory.',
+      'workspaceRoot',
+    );
+  }
+  if (importModule !== undefined && typeof importModule !== 'function') {
+    throw invalidOption(
+      'createRuntime({ importModule }) takes a function (specifier) => import(specifier).',
+      'importModule',
+    );
+  }
+  const registry = new Registry(importModule === undefined ? {} : { importModule });
+  registerPlugins(registry, options);
+  const root = resolve(workspaceRoot ?? tmpdir());
+  return Object.freeze({
+    registry,
+    codeMode: Object.freeze({ ...codeMode }),
+    workspaceRoot: root,
+    createWorkspace: () => new Workspace({ root }),
+  });
+}
+
+let processDefault: Runtime | undefined;
+
+/**
+ * Replaces the process's default runtime with a new one built from `options`, and returns it.
+ * APIs given no runtime use it from then on.
+ *
+ * @example
+ * ```ts
+ * configure({ codeMode: { sandbox: 'native' } });
+ * ```
+ */
+export function configure(options: RuntimeOptions = {}): Runtime {
+  processDefault = createRuntime(options);
+  return processDefault;
+}
+
+/** The process's default runtime: the one {@link configure} set, or one with no options, made on first use. */
+export function defaultRuntime(): Runtime {
+  processDefault ??= createRuntime();
+  return processDefault;
+}

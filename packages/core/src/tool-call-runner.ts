@@ -1,0 +1,242 @@
+import { GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
+import { toJsonValue } from './json-value.js';
+import type { Artifact } from './model.js';
+import { type RunContext, stopReason } from './run-context.js';
+import type { ErrorSummary, StreamEventDataMap, StreamEventType } from './stream-event.js';
+import { type SchemaProblem, type Tool, type ToolContext, ToolResult } from './tool.js';
+import type { ToolLock } from './tool-lock.js';
+
+/** Emits one stream event of the running run. */
+export type EmitEvent = <Type extends StreamEventType>(type: Type, data: StreamEventDataMap[Type]) => void;
+
+/** Counts the tool calls of a run against its agent's `maxToolCalls`. */
+export class ToolCallBudget {
+  readonly limit: number;
+  #used = 0;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes one call from the budget; false when none is left. */
+  tryTake(): boolean {
+    if (this.#used >= this.limit) return false;
+    this.#used += 1;
+    return true;
+  }
+}
+
+/** What a tool call needs from the run it belongs to. */
+export interface ToolCallEnvironment {
+  readonly runContext: RunContext;
+  readonly emit: EmitEvent;
+  readonly budget: ToolCallBudget;
+  readonly lock: ToolLock;
+  readonly tools: ReadonlyMap<string, Tool>;
+}
+
+/** One call to run: the model's (or a program's) request. */
+export interface ToolCallRequest {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** The parsed arguments. */
+  readonly input: unknown;
+  /** Set when the arguments could not be parsed as JSON; the call then fails validation. */
+  readonly argumentsError?: string;
+  /** The id of the call this one runs under (code mode's control operation). */
+  readonly parentToolCallId?: string;
+}
+
+/** The result of one tool call, as the model will read it. */
+export interface ToolCallOutcome {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly status: 'success' | 'error';
+  /** The text the model reads. */
+  readonly content: string;
+  /** The tool's JSON value, on success. */
+  readonly value?: unknown;
+  readonly error?: ErrorSummary;
+  readonly artifacts: readonly Artifact[];
+}
+
+/** The error summary events carry: never a stack. */
+export function summarizeError(error: unknown): ErrorSummary {
+  if (error instanceof Error || GhostError.isInstance(error)) {
+    const code = (error as { code?: unknown }).code;
+    return { name: error.name, code: typeof code === 'string' ? code : undefined, message: error.message };
+  }
+  return { name: typeof error, code: undefined, message: String(error) };
+}
+
+function describeProblems(problems: readonly SchemaProblem[]): string {
+  const shown = problems.slice(0, 5).map((problem) => `${problem.path || '/'}: ${problem.message}`);
+  if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
+  return shown.join('; ');
+}
+
+function errorName(error: unknown): string {
+  if (error instanceof Error) return error.name || error.constructor.name;
+  return error === null ? 'null' : typeof error;
+}
+
+/** Thrown inside the pipeline when the call is rejected before `execute`; its message goes to the model. */
+class ToolCallRejection extends Error {}
+
+function contentOf(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+/**
+ * Resolves when `promise` settles or rejects with the signal's reason when it aborts first. A tool
+ * that ignores its signal is not waited for: its late result is dropped.
+ */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+async function invoke(tool: Tool, input: unknown, context: ToolContext): Promise<unknown> {
+  return await tool.execute(input as never, context);
+}
+
+/**
+ * Runs one tool call through the whole pipeline every call takes, direct or brokered: budget,
+ * lookup, validation, authorization, the exclusive lock, execution under a timeout and the run's
+ * signal, result checks, and the `tool_start` / `tool_stop` events.
+ *
+ * Failures the model can recover from become an error outcome. Cancellation and the deadline are
+ * not results: they reject with `CancelledError` / `DeadlineExceededError`.
+ */
+export async function runToolCall(
+  request: ToolCallRequest,
+  environment: ToolCallEnvironment,
+): Promise<ToolCallOutcome> {
+  const { runContext, emit } = environment;
+  const { toolCallId, toolName } = request;
+  const parent = request.parentToolCallId === undefined ? {} : { parentToolCallId: request.parentToolCallId };
+  runContext.throwIfStopped();
+  emit('tool_start', { toolCallId, toolName, ...parent, input: request.input });
+  const startedAt = performance.now();
+
+  const finish = (outcome: Omit<ToolCallOutcome, 'toolCallId' | 'toolName'>): ToolCallOutcome => {
+    const result: ToolCallOutcome = { toolCallId, toolName, ...outcome };
+    emit('tool_stop', {
+      toolCallId,
+      toolName,
+      ...parent,
+      status: result.status,
+      content: result.content,
+      ...(result.status === 'success' ? { value: result.value } : {}),
+      ...(result.error ? { error: result.error } : {}),
+      ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
+      durationMs: performance.now() - startedAt,
+    });
+    return result;
+  };
+  const fail = (content: string, error: unknown) =>
+    finish({ status: 'error', content, error: summarizeError(error), artifacts: [] });
+
+  try {
+    const tool = environment.tools.get(toolName);
+    if (!tool) {
+      const names = [...environment.tools.keys()].join(', ') || 'none';
+      throw new ToolCallRejection(`Unknown tool '${toolName}'. Available tools: ${names}.`);
+    }
+    if (request.argumentsError !== undefined) {
+      throw new ToolCallRejection(
+        `Invalid tool input: /: arguments are not valid JSON (${request.argumentsError})`,
+      );
+    }
+    const problems = tool.validateInput(request.input);
+    if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
+    if (!environment.budget.tryTake()) {
+      throw new ToolCallRejection(
+        `This run reached its limit of ${environment.budget.limit} tool calls; answer with what you have.`,
+      );
+    }
+    if (tool.authorize) {
+      const { invocation } = runContext;
+      const decision = await tool.authorize({
+        toolName,
+        input: request.input,
+        actorId: invocation.actorId,
+        context: invocation.context,
+        run: runContext,
+      });
+      if (!decision.allow) throw new ToolCallRejection(`Not authorized: ${decision.reason}`);
+    }
+    const { value, artifacts } = await executeUnderLimits(tool, request, environment);
+    return finish({ status: 'success', content: contentOf(value), value, artifacts });
+  } catch (error) {
+    if (runContext.signal.aborted) throw stopReason(runContext.signal);
+    if (error instanceof ToolCallRejection) return fail(error.message, error);
+    if (ToolError.isInstance(error)) return fail(error.message, error);
+    if (ToolTimeoutError.isInstance(error)) return fail(error.message, error);
+    return fail(`Tool failed (${errorName(error)})`, error);
+  }
+}
+
+async function executeUnderLimits(
+  tool: Tool,
+  request: ToolCallRequest,
+  environment: ToolCallEnvironment,
+): Promise<{ value: unknown; artifacts: readonly Artifact[] }> {
+  const { runContext } = environment;
+  const controller = new AbortController();
+  const abortWithRun = () => controller.abort(runContext.signal.reason);
+  runContext.signal.addEventListener('abort', abortWithRun, { once: true });
+  const release = await raceAbort(environment.lock.acquire(tool.exclusive), controller.signal).catch(
+    (error: unknown) => {
+      runContext.signal.removeEventListener('abort', abortWithRun);
+      throw error;
+    },
+  );
+  const timer = setTimeout(() => {
+    controller.abort(new ToolTimeoutError(`Tool '${tool.name}' timed out after ${tool.timeoutMs} ms.`));
+  }, tool.timeoutMs);
+  try {
+    const context: ToolContext = {
+      signal: controller.signal,
+      toolCallId: request.toolCallId,
+      run: runContext,
+    };
+    const returned = await raceAbort(invoke(tool, request.input, context), controller.signal);
+    const result = returned instanceof ToolResult ? returned : new ToolResult({ value: returned });
+    const json = toJsonValue(result.value);
+    if (!json.ok)
+      throw new ToolResultInvalidError(
+        `Tool '${tool.name}' returned a value that is not JSON: ${json.problem}.`,
+      );
+    const problems = tool.validateOutput(json.value);
+    if (problems.length > 0) {
+      throw new ToolResultInvalidError(
+        `Tool '${tool.name}' returned a value that does not match its output schema: ${describeProblems(problems)}.`,
+      );
+    }
+    return { value: json.value, artifacts: result.artifacts };
+  } finally {
+    clearTimeout(timer);
+    runContext.signal.removeEventListener('abort', abortWithRun);
+    release();
+  }
+}

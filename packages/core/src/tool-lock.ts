@@ -1,0 +1,68 @@
+/**
+ * A first-come, first-served shared/exclusive lock. Ordinary tool calls share it; an exclusive
+ * tool takes it alone. A waiting exclusive call holds back later shared calls, so it cannot be
+ * starved and calls start in the order they were made.
+ */
+export class ToolLock {
+  #sharedHolders = 0;
+  #isExclusivelyHeld = false;
+  readonly #waiters: { isExclusive: boolean; grant: () => void }[] = [];
+
+  /** Waits for the lock and returns the function that releases it. */
+  async acquire(isExclusive: boolean): Promise<() => void> {
+    if (this.#waiters.length === 0 && this.#canGrant(isExclusive)) {
+      this.#take(isExclusive);
+    } else {
+      await new Promise<void>((grant) => this.#waiters.push({ isExclusive, grant }));
+    }
+    let isReleased = false;
+    return () => {
+      if (isReleased) return;
+      isReleased = true;
+      if (isExclusive) this.#isExclusivelyHeld = false;
+      else this.#sharedHolders -= 1;
+      this.#grantWaiters();
+    };
+  }
+
+  #canGrant(isExclusive: boolean): boolean {
+    if (this.#isExclusivelyHeld) return false;
+    return isExclusive ? this.#sharedHolders === 0 : true;
+  }
+
+  #take(isExclusive: boolean): void {
+    if (isExclusive) this.#isExclusivelyHeld = true;
+    else this.#sharedHolders += 1;
+  }
+
+  #grantWaiters(): void {
+    for (let next = this.#waiters[0]; next && this.#canGrant(next.isExclusive); next = this.#waiters[0]) {
+      this.#waiters.shift();
+      this.#take(next.isExclusive);
+      next.grant();
+    }
+  }
+}
+
+/** Runs at most `limit` tasks at a time, in the order they were queued. */
+export class ConcurrencyLimit {
+  #running = 0;
+  readonly #queue: (() => void)[] = [];
+  readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.limit) await new Promise<void>((start) => this.#queue.push(start));
+    else this.#running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#running -= 1;
+    }
+  }
+}
