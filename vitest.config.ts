@@ -3,6 +3,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*', 'apps/*'],
-    reporters: ['default', '@ghost/vitest-config/summary-reporter'],
+    reporters: ['default', './tooling/vitest/summary-reporter.js'],
   },
 });

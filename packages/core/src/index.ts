@@ -38,7 +38,7 @@ export type {
   ModelUserMessage,
   ModelV1,
 } from './model.js';
-export { type Closeable, Run, type RunResult, type RunStream } from './run.js';
+export { type Closeable, type Closer, Run, type RunResult, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';
 // Runtime, registry, workspace and sandbox contract:
@@ -50,6 +50,7 @@ export {
   type StreamEventOf,
   type StreamEventType,
   type TerminalStreamEventType,
+  type ToolEventData,
   terminalEventTypes,
 } from './stream-event.js';
 export {

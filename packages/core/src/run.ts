@@ -21,7 +21,7 @@ import {
 } from './stream-event.js';
 import { type EmitEvent, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
-import { Workspace } from './workspace.js';
+import type { Workspace } from './workspace.js';
 
 /** What a finished entrypoint produced. */
 export interface RunResult {
@@ -85,7 +85,8 @@ export interface RunStream extends AsyncIterable<StreamEvent> {
   readonly run: Promise<Run>;
 }
 
-type Closer = () => unknown;
+/** A cleanup function `run.register` can own. */
+export type Closer = () => unknown;
 
 /**
  * One top-level execution from start to finish: its response, outcome, usage, error and the
@@ -136,7 +137,7 @@ export class Run {
     this.#entrypoint = init.entrypoint;
     this.#callerSignal = init.signal;
     this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
-    this.workspace = new Workspace({ root: init.runtime.workspaceRoot });
+    this.workspace = init.runtime.createWorkspace();
     this.register(this.workspace);
   }
 

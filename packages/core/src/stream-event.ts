@@ -10,7 +10,7 @@ export interface ErrorSummary {
 }
 
 /** Fields every tool event carries. */
-interface ToolEventData {
+export interface ToolEventData {
   readonly toolCallId: string;
   readonly toolName: string;
   /**
