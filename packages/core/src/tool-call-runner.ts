@@ -205,12 +205,13 @@ async function executeUnderLimits(
   const controller = new AbortController();
   const abortWithRun = () => controller.abort(runContext.signal.reason);
   runContext.signal.addEventListener('abort', abortWithRun, { once: true });
-  const release = await raceAbort(environment.lock.acquire(tool.exclusive), controller.signal).catch(
-    (error: unknown) => {
-      runContext.signal.removeEventListener('abort', abortWithRun);
-      throw error;
-    },
-  );
+  const acquiring = environment.lock.acquire(tool.exclusive);
+  const release = await raceAbort(acquiring, controller.signal).catch((error: unknown) => {
+    runContext.signal.removeEventListener('abort', abortWithRun);
+    // Given up while waiting: hand the lock back as soon as it is granted, so no one waits forever.
+    void acquiring.then((lateRelease) => lateRelease());
+    throw error;
+  });
   const timer = setTimeout(() => {
     controller.abort(new ToolTimeoutError(`Tool '${tool.name}' timed out after ${tool.timeoutMs} ms.`));
   }, tool.timeoutMs);
