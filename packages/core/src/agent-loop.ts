@@ -1,3 +1,4 @@
+import { raceAbort } from './abort-race.js';
 import { AgentLimitError, GhostError, ModelError } from './errors.js';
 import type { ModelMessage, ModelRequest, ModelStreamPart, ModelToolCall, ModelV1 } from './model.js';
 import type { PendingInterjection, RunExecution, RunResult } from './run.js';
@@ -39,28 +40,6 @@ interface TurnResult {
   readonly finishReason: string;
 }
 
-/** Waits for the next stream part, or rejects with the stop reason if the run stops first. */
-function nextPart(
-  iterator: AsyncIterator<ModelStreamPart>,
-  signal: AbortSignal,
-): Promise<IteratorResult<ModelStreamPart>> {
-  if (signal.aborted) return Promise.reject(stopReason(signal));
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(stopReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    iterator.next().then(
-      (result) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(result);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 async function streamTurn(
   request: ModelRequest,
   model: ModelV1,
@@ -75,7 +54,7 @@ async function streamTurn(
   try {
     iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
     for (;;) {
-      const step = await nextPart(iterator, signal);
+      const step = await raceAbort(iterator.next(), signal);
       if (step.done) break;
       const part = step.value;
       switch (part.type) {

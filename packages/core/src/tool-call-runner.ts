@@ -1,3 +1,4 @@
+import { raceAbort } from './abort-race.js';
 import { GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
 import { toJsonValue } from './json-value.js';
 import type { Artifact } from './model.js';
@@ -91,28 +92,6 @@ function contentOf(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
-}
-
-/**
- * Resolves when `promise` settles or rejects with the signal's reason when it aborts first. A tool
- * that ignores its signal is not waited for: its late result is dropped.
- */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 async function invoke(tool: Tool, input: unknown, context: ToolContext): Promise<unknown> {
