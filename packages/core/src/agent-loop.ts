@@ -5,13 +5,14 @@ import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
 import type { Tool } from './tool.js';
 import {
+  type EmitEvent,
   runToolCall,
-  ToolCallBudget,
+  type ToolCallBudget,
   type ToolCallEnvironment,
   type ToolCallOutcome,
   type ToolCallRequest,
 } from './tool-call-runner.js';
-import { ConcurrencyLimit, ToolLock } from './tool-lock.js';
+import { ConcurrencyLimit, type ToolLock } from './tool-lock.js';
 import { Usage } from './usage.js';
 
 /** The limits of one agent's runs. */
@@ -29,9 +30,16 @@ export interface AgentLoopInput {
   readonly agentName: string;
   readonly instructions: string;
   readonly model: ModelV1;
+  /** The tools the model sees and calls directly. */
   readonly tools: ReadonlyMap<string, Tool>;
   readonly limits: AgentLimits;
   readonly input: string;
+  /** The run's tool-call budget, shared with code mode's brokered calls. */
+  readonly budget: ToolCallBudget;
+  /** The run's exclusive lock, shared with code mode's brokered calls. */
+  readonly lock: ToolLock;
+  /** Code mode's control tools among `tools`: uncounted, unlocked and out of the public stream. */
+  readonly controlToolNames?: ReadonlySet<string>;
 }
 
 interface TurnResult {
@@ -45,8 +53,16 @@ async function streamTurn(
   model: ModelV1,
   turn: number,
   execution: RunExecution,
+  hiddenToolNames: ReadonlySet<string>,
 ): Promise<TurnResult> {
-  const { emit, signal } = execution;
+  const { signal } = execution;
+  const hiddenIndexes = new Set<number>();
+  // Control calls (code mode's exec/wait/stop) are bookkeeping: the public stream omits them.
+  const emit: EmitEvent = (type, data) => {
+    const index = (data as { index?: unknown }).index;
+    if (type.startsWith('tool_call_') && typeof index === 'number' && hiddenIndexes.has(index)) return;
+    execution.emit(type, data);
+  };
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   let text = '';
   let finishReason = 'stop';
@@ -68,6 +84,7 @@ async function streamTurn(
           break;
         case 'tool-call-start':
           calls.set(part.index, { id: part.id, name: part.name, arguments: '' });
+          if (hiddenToolNames.has(part.name)) hiddenIndexes.add(part.index);
           emit('tool_call_start', { index: part.index, toolCallId: part.id, toolName: part.name });
           break;
         case 'tool-call-delta': {
@@ -147,12 +164,14 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     input: loop.input,
   });
   const messages: ModelMessage[] = [{ role: 'user', content: loop.input }];
+  const controlToolNames = loop.controlToolNames ?? new Set<string>();
   const environment: ToolCallEnvironment = {
     runContext,
     emit,
-    budget: new ToolCallBudget(loop.limits.maxToolCalls),
-    lock: new ToolLock(),
+    budget: loop.budget,
+    lock: loop.lock,
     tools: loop.tools,
+    controlToolNames,
   };
   const toolDefinitions = [...loop.tools.values()].map((tool) => ({
     name: tool.name,
@@ -180,7 +199,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
         messages: [...messages],
         tools: toolDefinitions,
       };
-      const result = await streamTurn(request, loop.model, turn, execution);
+      const result = await streamTurn(request, loop.model, turn, execution, controlToolNames);
       text = result.text;
       for (const interjection of delivered) interjection.resolve(result.text);
       delivered = [];

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AgentCodeMode, AgentCodeModeRun, PreparedAgentCodeMode } from './agent-code-mode.js';
 import { type AgentLimits, runAgentLoop } from './agent-loop.js';
 import { ConfigurationError } from './errors.js';
 import type { ModelV1 } from './model.js';
@@ -6,6 +7,8 @@ import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
 import type { Tool } from './tool.js';
+import { runToolCall, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
+import { ToolLock } from './tool-lock.js';
 
 export type { AgentLimits } from './agent-loop.js';
 
@@ -19,6 +22,11 @@ export interface AgentDefinition {
   readonly model: ModelV1 | string;
   readonly tools?: readonly Tool[];
   readonly limits?: Partial<AgentLimits>;
+  /**
+   * Code mode, made by `codeMode()` from `@ghost/code-mode`: the model gets `exec`, `wait` and
+   * `stop` and writes programs that call the tools, instead of calling them one turn at a time.
+   */
+  readonly codeMode?: AgentCodeMode;
 }
 
 /** The options of one `ask`, `streamAsk` or `createRun`. */
@@ -47,6 +55,8 @@ export interface Agent {
   readonly model: ModelV1 | string;
   readonly tools: readonly Tool[];
   readonly limits: AgentLimits;
+  /** Whether the agent runs in code mode. */
+  readonly isCodeMode: boolean;
   /** Runs the agent on `input` and resolves to the finished run (whatever its outcome). */
   ask(input: string, options?: AskOptions): Promise<Run>;
   /** Runs the agent on `input`, streaming its events; `.run` resolves to the finished run. */
@@ -62,7 +72,7 @@ export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxParallelToolCalls: 8,
 });
 
-const definitionKeys = new Set(['name', 'instructions', 'model', 'tools', 'limits']);
+const definitionKeys = new Set(['name', 'instructions', 'model', 'tools', 'limits', 'codeMode']);
 const askOptionKeys = new Set([
   'signal',
   'timeoutMs',
@@ -122,6 +132,25 @@ function resolveTools(agentName: string, tools: readonly Tool[] = []): ReadonlyM
     byName.set(tool.name, tool);
   }
   return byName;
+}
+
+function toolMap(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
+  return new Map(tools.map((tool) => [tool.name, tool]));
+}
+
+function prepareCodeMode(
+  agentName: string,
+  codeMode: AgentCodeMode | undefined,
+  tools: readonly Tool[],
+): PreparedAgentCodeMode | undefined {
+  if (codeMode === undefined) return undefined;
+  if (codeMode?.kind !== 'code-mode' || typeof codeMode.prepare !== 'function') {
+    throw new ConfigurationError(
+      `Agent '${agentName}' has a codeMode that was not made with codeMode() from @ghost/code-mode.`,
+      { code: 'AGENT_CODE_MODE_INVALID' },
+    );
+  }
+  return codeMode.prepare({ agentName, tools });
 }
 
 function resolveDeadline(options: AskOptions): number | undefined {
@@ -184,6 +213,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   const limits = resolveLimits(name, definition.limits);
   const toolsByName = resolveTools(name, definition.tools);
   const model = definition.model;
+  const codeMode = prepareCodeMode(name, definition.codeMode, [...toolsByName.values()]);
 
   const createRun = (input: string, options: AskOptions = {}): Run => {
     if (typeof input !== 'string')
@@ -209,8 +239,41 @@ export function defineAgent(definition: AgentDefinition): Agent {
         agentName: name,
         async execute(execution) {
           const resolvedModel = typeof model === 'string' ? await runtime.registry.model(model) : model;
+          const budget = new ToolCallBudget(limits.maxToolCalls);
+          const lock = new ToolLock();
+          let codeModeRun: AgentCodeModeRun | undefined;
+          if (codeMode) {
+            // Brokered calls see every tool, and share the budget and the lock with direct calls.
+            const brokerEnvironment: ToolCallEnvironment = {
+              runContext: execution.runContext,
+              emit: execution.emit,
+              budget,
+              lock,
+              tools: toolsByName,
+            };
+            codeModeRun = await codeMode.start({
+              agentName: name,
+              runtime,
+              runContext: execution.runContext,
+              callTool: (call) => runToolCall(call, brokerEnvironment),
+              emitProgramEvent: execution.emit,
+              attachSandbox: execution.attachSandbox,
+            });
+            const opened = codeModeRun;
+            execution.register(() => opened.close());
+          }
           return runAgentLoop(
-            { agentName: name, instructions, model: resolvedModel, tools: toolsByName, limits, input },
+            {
+              agentName: name,
+              instructions: codeModeRun ? `${instructions}\n\n${codeModeRun.instructions}` : instructions,
+              model: resolvedModel,
+              tools: codeModeRun ? toolMap(codeModeRun.modelTools) : toolsByName,
+              limits,
+              input,
+              budget,
+              lock,
+              ...(codeModeRun ? { controlToolNames: codeModeRun.controlToolNames } : {}),
+            },
             execution,
           );
         },
@@ -225,6 +288,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
     model,
     tools: Object.freeze([...toolsByName.values()]),
     limits,
+    isCodeMode: codeMode !== undefined,
     createRun,
     ask: async (input: string, options?: AskOptions) => createRun(input, options).execute(),
     streamAsk: (input: string, options?: AskOptions) => createRun(input, options).stream(),

@@ -6,6 +6,14 @@ export {
   defaultAgentLimits,
   defineAgent,
 } from './agent.js';
+export type {
+  AgentCodeMode,
+  AgentCodeModeRun,
+  AgentCodeModeStart,
+  BrokeredToolCall,
+  EmitProgramEvent,
+  PreparedAgentCodeMode,
+} from './agent-code-mode.js';
 export {
   AgentInterjectionError,
   AgentLimitError,
@@ -64,4 +72,5 @@ export {
   type ToolDefinition,
   ToolResult,
 } from './tool.js';
+export type { ToolCallOutcome } from './tool-call-runner.js';
 export { Usage, type UsageInit } from './usage.js';

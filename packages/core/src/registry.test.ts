@@ -297,15 +297,16 @@ describe('built-in plugins, imported lazily', () => {
   });
 
   it('names the package to install when it is missing from the application', async () => {
-    // @ghost/engine-quickjs is not a dependency of this workspace, so the real resolution fails.
+    // It must name a built-in whose package is not in this workspace (tests resolve workspace
+    // packages): @ghost/provider-anthropic is not written yet, so the real resolution fails.
     const registry = new Registry();
 
-    const error = await rejection(registry.engine('quickjs'));
+    const error = await rejection(registry.modelProvider('anthropic'));
 
     expect(PluginNotInstalledError.isInstance(error)).toBe(true);
     expect(ConfigurationError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'PLUGIN_NOT_INSTALLED' });
-    expect(error.message).toContain('pnpm add @ghost/engine-quickjs');
+    expect(error.message).toContain('pnpm add @ghost/provider-anthropic');
     expect(error.message).toContain(process.cwd());
   });
 

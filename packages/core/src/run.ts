@@ -63,6 +63,10 @@ export interface RunExecution {
   /** Removes and returns the interjections waiting for delivery. */
   takeInterjections(): PendingInterjection[];
   readonly hasPendingInterjections: boolean;
+  /** Adds a closer to the run's cleanup, as `run.register` does. */
+  register(closer: Closer): void;
+  /** Records the sandbox backend that contains the run's programs (`run.sandbox`). */
+  attachSandbox(sandbox: SandboxBackendV1): void;
 }
 
 /** The work a run executes: one agent invocation. */
@@ -428,6 +432,12 @@ export class Run {
       get hasPendingInterjections() {
         return run.#pendingInterjections.length > 0;
       },
+      register: (closer) => {
+        this.register(closer);
+      },
+      attachSandbox: (sandbox) => {
+        this.#sandbox = sandbox;
+      },
     };
   }
 
@@ -441,10 +451,5 @@ export class Run {
     const taken = this.#pendingInterjections;
     this.#pendingInterjections = [];
     return taken;
-  }
-
-  /** @internal Lets code mode record the sandbox backend that contains this run's programs. */
-  attachSandbox(sandbox: SandboxBackendV1): void {
-    this.#sandbox = sandbox;
   }
 }

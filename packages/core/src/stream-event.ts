@@ -40,6 +40,21 @@ export interface StreamEventDataMap {
     readonly artifacts?: readonly Artifact[];
     readonly durationMs: number;
   };
+  /** Code mode started a program the model sent to `exec` (whose call is `toolCallId`). */
+  program_start: {
+    readonly toolCallId: string;
+    readonly engine: string;
+    readonly sandbox: string;
+    readonly source: string;
+  };
+  /** A code-mode program reached a final status; `output` is what its last observation returned. */
+  program_stop: {
+    readonly toolCallId: string;
+    readonly status: 'completed' | 'error' | 'terminated';
+    readonly output: string;
+    readonly value?: unknown;
+    readonly error?: string;
+  };
   usage: { readonly usage: Usage };
   model_stop: { readonly turn: number; readonly finishReason: string; readonly text: string };
   invocation_stop: { readonly invocationId: string; readonly response: string };

@@ -38,6 +38,11 @@ export interface ToolCallEnvironment {
   readonly budget: ToolCallBudget;
   readonly lock: ToolLock;
   readonly tools: ReadonlyMap<string, Tool>;
+  /**
+   * Code mode's control tools: they take nothing from the budget, never wait for the lock (a
+   * brokered exclusive tool would otherwise deadlock behind its own `exec`) and emit no events.
+   */
+  readonly controlToolNames?: ReadonlySet<string>;
 }
 
 /** One call to run: the model's (or a program's) request. */
@@ -50,6 +55,8 @@ export interface ToolCallRequest {
   readonly argumentsError?: string;
   /** The id of the call this one runs under (code mode's control operation). */
   readonly parentToolCallId?: string;
+  /** Aborts this call alone, such as when the program that made it ends. */
+  readonly signal?: AbortSignal;
 }
 
 /** The result of one tool call, as the model will read it. */
@@ -110,8 +117,10 @@ export async function runToolCall(
   request: ToolCallRequest,
   environment: ToolCallEnvironment,
 ): Promise<ToolCallOutcome> {
-  const { runContext, emit } = environment;
+  const { runContext } = environment;
   const { toolCallId, toolName } = request;
+  const isControl = environment.controlToolNames?.has(toolName) === true;
+  const emit: EmitEvent = isControl ? () => {} : environment.emit;
   const parent = request.parentToolCallId === undefined ? {} : { parentToolCallId: request.parentToolCallId };
   runContext.throwIfStopped();
   emit('tool_start', { toolCallId, toolName, ...parent, input: request.input });
@@ -148,7 +157,7 @@ export async function runToolCall(
     }
     const problems = tool.validateInput(request.input);
     if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
-    if (!environment.budget.tryTake()) {
+    if (!isControl && !environment.budget.tryTake()) {
       throw new ToolCallRejection(
         `This run reached its limit of ${environment.budget.limit} tool calls; answer with what you have.`,
       );
@@ -164,10 +173,12 @@ export async function runToolCall(
       });
       if (!decision.allow) throw new ToolCallRejection(`Not authorized: ${decision.reason}`);
     }
-    const { value, artifacts } = await executeUnderLimits(tool, request, environment);
+    const { value, artifacts } = await executeUnderLimits(tool, request, environment, isControl);
     return finish({ status: 'success', content: contentOf(value), value, artifacts });
   } catch (error) {
     if (runContext.signal.aborted) throw stopReason(runContext.signal);
+    if (request.signal?.aborted)
+      return fail('The tool call was cancelled: the program that made it ended.', error);
     if (error instanceof ToolCallRejection) return fail(error.message, error);
     if (ToolError.isInstance(error)) return fail(error.message, error);
     if (ToolTimeoutError.isInstance(error)) return fail(error.message, error);
@@ -179,14 +190,23 @@ async function executeUnderLimits(
   tool: Tool,
   request: ToolCallRequest,
   environment: ToolCallEnvironment,
+  isControl: boolean,
 ): Promise<{ value: unknown; artifacts: readonly Artifact[] }> {
   const { runContext } = environment;
+  const callSignal = request.signal;
   const controller = new AbortController();
   const abortWithRun = () => controller.abort(runContext.signal.reason);
-  runContext.signal.addEventListener('abort', abortWithRun, { once: true });
-  const acquiring = environment.lock.acquire(tool.exclusive);
-  const release = await raceAbort(acquiring, controller.signal).catch((error: unknown) => {
+  const abortWithCall = () => controller.abort(callSignal?.reason);
+  const unlink = () => {
     runContext.signal.removeEventListener('abort', abortWithRun);
+    callSignal?.removeEventListener('abort', abortWithCall);
+  };
+  runContext.signal.addEventListener('abort', abortWithRun, { once: true });
+  if (callSignal?.aborted) abortWithCall();
+  else callSignal?.addEventListener('abort', abortWithCall, { once: true });
+  const acquiring = isControl ? Promise.resolve(() => {}) : environment.lock.acquire(tool.exclusive);
+  const release = await raceAbort(acquiring, controller.signal).catch((error: unknown) => {
+    unlink();
     // Given up while waiting: hand the lock back as soon as it is granted, so no one waits forever.
     void acquiring.then((lateRelease) => lateRelease());
     throw error;
@@ -216,7 +236,7 @@ async function executeUnderLimits(
     return { value: json.value, artifacts: result.artifacts };
   } finally {
     clearTimeout(timer);
-    runContext.signal.removeEventListener('abort', abortWithRun);
+    unlink();
     release();
   }
 }
