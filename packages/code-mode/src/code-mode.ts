@@ -1,0 +1,219 @@
+import type { AgentCodeMode, AgentCodeModeStart, PreparedAgentCodeMode, Runtime, Tool } from '@ghost/core';
+import { controlToolNames, createControlTools } from './control-tools.js';
+import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
+import { CodeModeConfigurationError } from './errors.js';
+import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
+import { createSandboxFactory, type SandboxChoice } from './sandbox-factory.js';
+import { ToolBroker } from './tool-broker.js';
+import { ToolCatalog } from './tool-catalog.js';
+
+/** The options of {@link codeMode}; the same keys work as the runtime's `codeMode` defaults. */
+export interface CodeModeOptions {
+  /** The engine that runs programs: a registered name or an engine object. Default `'quickjs'`. */
+  readonly engine?: string | EngineV1;
+  /**
+   * The sandbox that contains them. Default `'native'` (bubblewrap on Linux, seatbelt on macOS),
+   * which fails closed where it is not available. `'unrestricted'` runs programs with no
+   * containment and must be named explicitly.
+   */
+  readonly sandbox?: SandboxChoice;
+  /** `'process'` (default): a fresh host process per program. `'thread'`: a worker pool, with `'unrestricted'` only. */
+  readonly placement?: CodeModePlacement;
+  /** Limits to change; the rest keep their defaults. Merged key by key with the runtime's. */
+  readonly limits?: Partial<CodeModeLimits>;
+  /** Tools that stay model-facing instead of moving into the program catalog, by name. */
+  readonly except?: readonly string[];
+  /** How long exec and wait watch a program before answering `still_working`. Default 60,000 ms. */
+  readonly observationWindowMs?: number;
+  /** Start the next engine host before a program needs it. Default true. */
+  readonly prewarm?: boolean;
+}
+
+const optionNames: readonly (keyof CodeModeOptions)[] = [
+  'engine',
+  'sandbox',
+  'placement',
+  'limits',
+  'except',
+  'observationWindowMs',
+  'prewarm',
+];
+
+/** The default observation window of exec and wait: one minute. */
+export const defaultObservationWindowMs = 60_000;
+
+function checkOptions(options: unknown, where: string): CodeModeOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new CodeModeConfigurationError(`${where} takes an object of code mode options.`);
+  }
+  const record = options as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!(optionNames as readonly string[]).includes(key)) {
+      throw new CodeModeConfigurationError(
+        `${where} has no option '${key}'. Known options: ${optionNames.join(', ')}.`,
+        { code: 'CODE_MODE_OPTION_UNKNOWN', details: { option: key } },
+      );
+    }
+  }
+  checkCodeModeLimits(record.limits, where);
+  if (record.placement !== undefined && record.placement !== 'process' && record.placement !== 'thread') {
+    throw new CodeModeConfigurationError(
+      `${where}: placement is 'process' or 'thread', not ${JSON.stringify(record.placement)}.`,
+    );
+  }
+  if (
+    record.except !== undefined &&
+    (!Array.isArray(record.except) || record.except.some((name) => typeof name !== 'string'))
+  ) {
+    throw new CodeModeConfigurationError(
+      `${where}: except is a list of tool names, such as ['confirm_order'].`,
+    );
+  }
+  const window = record.observationWindowMs;
+  if (window !== undefined && (typeof window !== 'number' || !Number.isFinite(window) || window <= 0)) {
+    throw new CodeModeConfigurationError(
+      `${where}: observationWindowMs is a number of milliseconds greater than 0.`,
+    );
+  }
+  if (record.prewarm !== undefined && typeof record.prewarm !== 'boolean') {
+    throw new CodeModeConfigurationError(`${where}: prewarm is true or false.`);
+  }
+  for (const key of ['engine', 'sandbox'] as const) {
+    const value = record[key];
+    if (value !== undefined && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
+      throw new CodeModeConfigurationError(`${where}: ${key} is a registered name or a plugin object.`);
+    }
+  }
+  return record as CodeModeOptions;
+}
+
+/** The agent's options over the runtime's, key by key; limits merged key by key too. */
+function mergeOptions(runtimeDefaults: CodeModeOptions, agent: CodeModeOptions): CodeModeOptions {
+  return {
+    ...runtimeDefaults,
+    ...agent,
+    limits: { ...runtimeDefaults.limits, ...agent.limits },
+  };
+}
+
+interface SplitTools {
+  readonly modelFacing: Tool[];
+  readonly catalog: ToolCatalog;
+}
+
+function splitTools(tools: readonly Tool[], except: readonly string[], where: string): SplitTools {
+  const names = new Set(tools.map((tool) => tool.name));
+  for (const name of except) {
+    if (!names.has(name)) {
+      throw new CodeModeConfigurationError(
+        `${where}: except names '${name}', which is not one of the agent's tools (${[...names].join(', ') || 'none'}).`,
+        { code: 'CODE_MODE_EXCEPT_UNKNOWN', details: { tool: name } },
+      );
+    }
+    if (controlToolNames.has(name)) {
+      throw new CodeModeConfigurationError(
+        `${where}: a model-facing tool cannot be named '${name}': exec, wait and stop are code mode's controls. Rename the tool.`,
+        { code: 'CODE_MODE_TOOL_NAME_RESERVED', details: { tool: name } },
+      );
+    }
+  }
+  const kept = new Set(except);
+  const modelFacing = tools.filter((tool) => kept.has(tool.name));
+  const brokered = tools.filter((tool) => !kept.has(tool.name));
+  return { modelFacing, catalog: ToolCatalog.fromTools(brokered, where) };
+}
+
+async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promise<EngineV1> {
+  const engine = typeof choice === 'string' ? await runtime.registry.engine(choice) : choice;
+  if (!isEngineV1(engine)) {
+    throw new CodeModeConfigurationError(
+      `Engine '${engine.name}' does not implement the code-mode engine contract (language, runtimePaths, placements, instructions, open). Make it with defineEngine() from @ghost/code-mode.`,
+    );
+  }
+  return engine;
+}
+
+/**
+ * Turns on code mode for an agent: its tools move into a program catalog, and the model gets
+ * `exec`, `wait` and `stop` to run JavaScript programs that call them. Every brokered call goes
+ * through the agent's own tool pipeline and counts toward its `maxToolCalls`. Mistakes in the
+ * options, or tool names that cannot be program identifiers, throw when the agent is defined.
+ *
+ * @example
+ * ```ts
+ * const research = defineAgent({
+ *   name: 'research',
+ *   model,
+ *   tools: [helpCenterLookup, confirmOrder],
+ *   codeMode: codeMode({ sandbox: 'native', except: ['confirm_order'], limits: { wallSeconds: 900 } }),
+ * });
+ * ```
+ */
+export function codeMode(options: CodeModeOptions = {}): AgentCodeMode {
+  const agentOptions = Object.freeze(checkOptions(options, 'codeMode()'));
+  return Object.freeze({
+    kind: 'code-mode' as const,
+    prepare({ agentName, tools }: { agentName: string; tools: readonly Tool[] }): PreparedAgentCodeMode {
+      const where = `Agent '${agentName}' code mode`;
+      // Checked now, so a bad name fails at definition; rebuilt at start with the runtime's defaults.
+      splitTools(tools, agentOptions.except ?? [], where);
+      return { start: (context) => startCodeMode(context, agentOptions, tools, where) };
+    },
+  });
+}
+
+async function startCodeMode(
+  context: AgentCodeModeStart,
+  agentOptions: CodeModeOptions,
+  tools: readonly Tool[],
+  where: string,
+) {
+  const { runtime } = context;
+  const runtimeOptions = checkOptions(runtime.codeMode, 'createRuntime({ codeMode })');
+  const settings = mergeOptions(runtimeOptions, agentOptions);
+  const limits = resolveCodeModeLimits(settings.limits ?? {});
+  const placement = settings.placement ?? 'process';
+  const sandboxChoice = settings.sandbox ?? 'native';
+  if (placement === 'thread' && sandboxChoice !== 'unrestricted') {
+    throw new CodeModeConfigurationError(
+      `${where}: placement 'thread' runs programs inside this process with no OS sandbox, so it needs sandbox: 'unrestricted' named explicitly.`,
+    );
+  }
+  const { modelFacing, catalog } = splitTools(tools, settings.except ?? [], where);
+  const engine = await resolveEngine(settings.engine ?? 'quickjs', runtime);
+  if (!engine.placements.includes(placement)) {
+    throw new CodeModeConfigurationError(
+      `${where}: engine '${engine.name}' supports placement ${engine.placements.join(' or ')}, not '${placement}'.`,
+    );
+  }
+  const sandbox = await createSandboxFactory(sandboxChoice, runtime, limits);
+  context.attachSandbox(sandbox.backend);
+  const observationWindowMs = settings.observationWindowMs ?? defaultObservationWindowMs;
+  const instructions = engine.instructions({
+    catalog,
+    limits,
+    sandbox: { name: sandbox.name, capabilities: sandbox.capabilities },
+  });
+  const broker = new ToolBroker({ catalog, callTool: context.callTool, limits });
+  const session = await engine.open({
+    broker,
+    sandbox,
+    limits,
+    catalog,
+    placement,
+    observationWindowMs,
+    prewarm: settings.prewarm ?? true,
+  });
+  const controls = createControlTools(session, observationWindowMs, {
+    emit: context.emitProgramEvent,
+    engine: engine.name,
+    sandbox: sandbox.name,
+  });
+  return {
+    modelTools: [...modelFacing, ...controls],
+    controlToolNames,
+    instructions,
+    close: () => session.close(),
+  };
+}

@@ -1,0 +1,148 @@
+import {
+  type Artifact,
+  defineEngine as defineEnginePlugin,
+  type EnginePlugin,
+  type JsonValue,
+  type SandboxCapabilities,
+} from '@ghost/core';
+import { CodeModeConfigurationError } from './errors.js';
+import type { CodeModeLimits } from './limits.js';
+import type { SandboxFactory } from './sandbox-factory.js';
+import type { ToolBroker } from './tool-broker.js';
+import type { ToolCatalog } from './tool-catalog.js';
+
+/** Where a program's status stands after an `exec`, `wait` or `stop`. */
+export type ProgramStatus = 'still_working' | 'completed' | 'error' | 'terminated';
+
+/**
+ * What `exec`, `wait` and `stop` return. `still_working` means the program is running: call
+ * `wait` again or `stop` it. `completed`, `error` and `terminated` are final.
+ */
+export interface ProgramResult {
+  readonly status: ProgramStatus;
+  /** Output produced since the previous observation (text, console), possibly truncated. */
+  readonly output: string;
+  /** The program's completed value: its final expression, or what it passed to `exit`/`finish`. */
+  readonly value?: JsonValue;
+  /** Why the program failed, when `status` is `error`. */
+  readonly error?: string;
+  /** Artifacts of the tool calls made since the previous observation; they go to the model. */
+  readonly artifacts?: readonly Artifact[];
+}
+
+/** Options of one control operation. */
+export interface ObserveOptions {
+  /** How long to watch the program before answering `still_working`. Default: the session's (60 s). */
+  readonly observationWindowMs?: number;
+  /** Stops watching (not the program) when aborted, such as when the run is cancelled. */
+  readonly signal?: AbortSignal;
+  /** The id of the control tool call, so brokered calls name it as their parent. */
+  readonly controlCallId?: string;
+  /** `execute` only: called once the program is accepted (within the limits), before it runs. */
+  readonly onProgramStart?: () => void;
+}
+
+/**
+ * One run's code-mode session: at most one program at a time, one control operation at a time.
+ * It owns every process, workspace, timer and channel it creates and releases them in `close()`.
+ */
+export interface CodeModeSession {
+  /** Starts a program and watches it for up to the observation window. */
+  execute(source: string, options?: ObserveOptions): Promise<ProgramResult>;
+  /** Watches the running program again; returns only output produced since the last observation. */
+  wait(options?: ObserveOptions): Promise<ProgramResult>;
+  /** Ends the running program and its process; returns its last output as `terminated`. */
+  stop(options?: ObserveOptions): Promise<ProgramResult>;
+  /** Ends everything the session owns. Idempotent; rejects with a `CleanupError` when it cannot. */
+  close(): Promise<void>;
+}
+
+/** What an engine writes its instructions from. */
+export interface EngineInstructionsContext {
+  readonly catalog: ToolCatalog;
+  readonly limits: CodeModeLimits;
+  /** The sandbox that will contain the programs, and what it really enforces here. */
+  readonly sandbox: { readonly name: string; readonly capabilities: SandboxCapabilities };
+}
+
+/** Where programs run: a fresh sandboxed host process each (default), or a worker thread. */
+export type CodeModePlacement = 'process' | 'thread';
+
+/** What an engine gets to open a session. */
+export interface EngineOpenContext {
+  /** Runs the program's tool calls through the agent's pipeline. */
+  readonly broker: ToolBroker;
+  /** Starts sandboxed processes under code mode's policy. */
+  readonly sandbox: SandboxFactory;
+  readonly limits: CodeModeLimits;
+  readonly catalog: ToolCatalog;
+  readonly placement: CodeModePlacement;
+  /** How long each observation watches a program. Default 60,000. */
+  readonly observationWindowMs: number;
+  /** Whether to start the next host before the program arrives. Default true. */
+  readonly prewarm: boolean;
+}
+
+/**
+ * The engine contract (`specificationVersion: 'engine-v1'`): a language, the instructions shown
+ * to the model, and `open`, which returns one session per run. One engine serves many sessions
+ * concurrently, so all per-program state lives in the session.
+ */
+export interface EngineV1 extends EnginePlugin {
+  /** The language programs are written in, such as `javascript`. */
+  readonly language: string;
+  /**
+   * Absolute paths the engine's host must be able to read inside the sandbox (its code, its wasm
+   * or native files). They are visible to the host only, never granted to tools.
+   */
+  readonly runtimePaths: readonly string[];
+  /** The placements the engine supports. */
+  readonly placements: readonly CodeModePlacement[];
+  /** The text that teaches the model to write programs, including the tool declarations. */
+  instructions(context: EngineInstructionsContext): string;
+  open(context: EngineOpenContext): CodeModeSession | Promise<CodeModeSession>;
+}
+
+/**
+ * Declares an engine: fills in the plugin fields and checks the shape, so a mistake throws here.
+ *
+ * @example
+ * ```ts
+ * export const tinyEngine = defineEngine({
+ *   name: 'tiny',
+ *   language: 'javascript',
+ *   runtimePaths: [packageRoot],
+ *   placements: ['process'],
+ *   instructions: ({ catalog }) => `Write JavaScript.\n${catalog.declarations}`,
+ *   open: (context) => openHostSession(context, { hostScript }),
+ * });
+ * ```
+ */
+export function defineEngine(
+  engine: Omit<EngineV1, 'kind' | 'specificationVersion'> &
+    Partial<Pick<EngineV1, 'kind' | 'specificationVersion'>>,
+): EngineV1 {
+  const complete = { ...engine, kind: 'engine', specificationVersion: 'engine-v1' } as EngineV1;
+  for (const method of ['instructions', 'open'] as const) {
+    if (typeof complete[method] !== 'function') {
+      throw new CodeModeConfigurationError(`Engine '${String(engine.name)}' needs a ${method}() function.`);
+    }
+  }
+  if (typeof complete.language !== 'string' || complete.language === '') {
+    throw new CodeModeConfigurationError(
+      `Engine '${String(engine.name)}' needs a language, such as 'javascript'.`,
+    );
+  }
+  return Object.freeze(defineEnginePlugin(complete));
+}
+
+/** True when a registered engine plugin implements the full code-mode contract. */
+export function isEngineV1(plugin: EnginePlugin): plugin is EngineV1 {
+  const candidate = plugin as Partial<EngineV1>;
+  return (
+    typeof candidate.open === 'function' &&
+    typeof candidate.instructions === 'function' &&
+    typeof candidate.language === 'string' &&
+    Array.isArray(candidate.runtimePaths)
+  );
+}

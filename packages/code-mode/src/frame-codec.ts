@@ -1,0 +1,87 @@
+/** The largest frame either side accepts: 64 MiB of JSON. */
+export const maxFrameBytes = 64 * 1024 * 1024;
+
+const headerBytes = 4;
+
+/** A frame broke the wire format: too large, or not a JSON object. */
+export class FrameError extends Error {
+  override readonly name = 'FrameError';
+}
+
+/** Encodes one message as a frame: a 4-byte big-endian length, then UTF-8 JSON. */
+export function encodeFrame(message: object, limit = maxFrameBytes): Buffer {
+  const body = Buffer.from(JSON.stringify(message), 'utf8');
+  if (body.length > limit) {
+    throw new FrameError(`A frame of ${body.length} bytes is over the ${limit}-byte limit.`);
+  }
+  const frame = Buffer.allocUnsafe(headerBytes + body.length);
+  frame.writeUInt32BE(body.length, 0);
+  body.copy(frame, headerBytes);
+  return frame;
+}
+
+/**
+ * Splits a byte stream into frames. Chunks are kept as a list and joined once per frame, so a
+ * large frame arriving in many small chunks costs linear time; the declared length is checked
+ * against the limit before anything is allocated for it.
+ */
+export class FrameDecoder {
+  readonly #limit: number;
+  #chunks: Buffer[] = [];
+  #buffered = 0;
+
+  constructor(limit = maxFrameBytes) {
+    this.#limit = limit;
+  }
+
+  /** Bytes received that are not yet part of a complete frame. */
+  get bufferedBytes(): number {
+    return this.#buffered;
+  }
+
+  /** Adds bytes and returns the messages they complete. Throws {@link FrameError} on a bad frame. */
+  push(chunk: Buffer): unknown[] {
+    this.#chunks.push(chunk);
+    this.#buffered += chunk.length;
+    const messages: unknown[] = [];
+    while (this.#buffered >= headerBytes) {
+      const length = this.#peekLength();
+      if (length > this.#limit) {
+        throw new FrameError(`A frame declared ${length} bytes, over the ${this.#limit}-byte limit.`);
+      }
+      if (this.#buffered < headerBytes + length) break;
+      const bytes = this.#take(headerBytes + length);
+      messages.push(parseBody(bytes.subarray(headerBytes)));
+    }
+    return messages;
+  }
+
+  #peekLength(): number {
+    const first = this.#chunks[0] as Buffer;
+    if (first.length >= headerBytes) return first.readUInt32BE(0);
+    this.#chunks = [Buffer.concat(this.#chunks)];
+    return (this.#chunks[0] as Buffer).readUInt32BE(0);
+  }
+
+  #take(count: number): Buffer {
+    const joined = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
+    const taken = joined.subarray(0, count);
+    const rest = joined.subarray(count);
+    this.#chunks = rest.length > 0 ? [rest] : [];
+    this.#buffered = rest.length;
+    return taken;
+  }
+}
+
+function parseBody(body: Buffer): unknown {
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new FrameError(`A frame is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    throw new FrameError('A frame must hold a JSON object.');
+  }
+  return message;
+}

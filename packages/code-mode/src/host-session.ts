@@ -1,0 +1,362 @@
+import { CleanupError, type JsonValue } from '@ghost/core';
+import type { CodeModeSession, ObserveOptions, ProgramResult, ProgramStatus } from './engine.js';
+import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from './errors.js';
+import type { HostLauncher, HostLink } from './host-link.js';
+import type { CodeModeLimits } from './limits.js';
+import { ProgramOutput } from './program-output.js';
+import { prepareProgramSource } from './program-source.js';
+import type { HostFrame, ToolCallResult } from './protocol.js';
+import type { ProgramToolCalls, ToolBroker } from './tool-broker.js';
+
+/** What a host session is built from. */
+export interface HostSessionOptions {
+  /** Starts one host for one program. */
+  readonly launch: HostLauncher;
+  readonly broker: ToolBroker;
+  readonly limits: CodeModeLimits;
+  readonly observationWindowMs: number;
+  /** Start the next host before it is needed. */
+  readonly prewarm: boolean;
+}
+
+interface FinalState {
+  readonly status: Exclude<ProgramStatus, 'still_working'>;
+  readonly value?: JsonValue;
+  readonly error?: string;
+}
+
+interface Spare {
+  readonly link: HostLink;
+  isLost: boolean;
+}
+
+/** One program on one host, from `exec` until its final result is delivered. */
+class Program {
+  readonly id: string;
+  readonly link: HostLink;
+  readonly calls: ProgramToolCalls;
+  readonly output: ProgramOutput;
+  readonly finished: Promise<void>;
+  /** Settles once the host is released; `stop` waits for it. */
+  cleanup: Promise<void> | undefined;
+  controlCallId: string;
+  final: FinalState | undefined;
+  #markFinished: () => void = () => {};
+  #wallTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    id: string,
+    link: HostLink,
+    calls: ProgramToolCalls,
+    limits: CodeModeLimits,
+    controlCallId: string,
+  ) {
+    this.id = id;
+    this.link = link;
+    this.calls = calls;
+    this.output = new ProgramOutput(limits.outputBytes);
+    this.controlCallId = controlCallId;
+    this.finished = new Promise<void>((resolve) => {
+      this.#markFinished = resolve;
+    });
+    // The lifetime counts from exec and is never extended; an expired program is ended even if
+    // nobody observes it again.
+    this.#wallTimer = setTimeout(() => {
+      this.finish({
+        status: 'error',
+        error: `The program ran past its time limit of ${limits.wallSeconds} s (limits.wallSeconds) and was stopped.`,
+      });
+    }, limits.wallSeconds * 1000);
+    this.#wallTimer.unref();
+  }
+
+  /** Records the final state once, ends the program's calls and releases its host. */
+  finish(final: FinalState): void {
+    if (this.final) return;
+    this.final = final;
+    clearTimeout(this.#wallTimer);
+    this.calls.end();
+    this.link.terminate();
+    this.cleanup = this.link.close();
+    this.cleanup.catch(() => {}); // reported by the session's close()
+    this.#markFinished();
+  }
+}
+
+/**
+ * The generic code-mode session for engines that run programs in a host (process or thread): the
+ * state machine of DESIGN §3 (one program, one control operation at a time, the observation
+ * window, the wall-clock watchdog), prewarmed hosts, and the broker wiring. Engines supply only
+ * how to launch a host.
+ */
+export class HostSession implements CodeModeSession {
+  readonly #options: HostSessionOptions;
+  #spare: Spare | undefined;
+  #program: Program | undefined;
+  #programsStarted = 0;
+  #isBusy = false;
+  #closing: Promise<void> | undefined;
+  readonly #cleanups = new Set<Promise<void>>();
+
+  constructor(options: HostSessionOptions) {
+    this.#options = options;
+    if (options.prewarm) this.#spare = this.#launchSpare();
+  }
+
+  execute(source: string, options: ObserveOptions = {}): Promise<ProgramResult> {
+    return this.#exclusive(async () => {
+      const { limits } = this.#options;
+      const current = this.#program;
+      if (current && !current.final) {
+        throw new CodeModeStateError(
+          'A program is still working. Call wait to keep watching it, or stop to end it, before exec starts another.',
+        );
+      }
+      if (typeof source !== 'string')
+        throw new CodeModeStateError('exec needs the program source as a string.');
+      const sourceBytes = Buffer.byteLength(source);
+      if (sourceBytes > limits.sourceBytes) {
+        throw new CodeModeSourceTooLargeError(
+          `The program is ${sourceBytes} bytes, over the ${limits.sourceBytes}-byte limit (limits.sourceBytes). Send a shorter program.`,
+          { details: { sourceBytes, limit: limits.sourceBytes } },
+        );
+      }
+      if (this.#programsStarted >= limits.programs) {
+        throw new CodeModeStateError(
+          `This run has used its ${limits.programs} programs (limits.programs). Answer with what you have.`,
+        );
+      }
+      options.onProgramStart?.();
+      const prepared = prepareProgramSource(source);
+      if (!prepared.ok) return { status: 'error', output: '', error: prepared.error };
+      this.#programsStarted += 1;
+      if (current?.cleanup) this.#track(current.cleanup); // a final result nobody asked for
+      this.#program = undefined;
+      const link = await this.#readyHost();
+      const program = this.#start(link, prepared.source, options.controlCallId ?? '');
+      return this.#observe(program, options);
+    });
+  }
+
+  wait(options: ObserveOptions = {}): Promise<ProgramResult> {
+    return this.#exclusive(async () => this.#observe(this.#requireProgram('wait'), options));
+  }
+
+  stop(options: ObserveOptions = {}): Promise<ProgramResult> {
+    return this.#exclusive(async () => {
+      const program = this.#requireProgram('stop');
+      if (options.controlCallId) program.controlCallId = options.controlCallId;
+      if (!program.final) program.finish({ status: 'terminated' });
+      await program.cleanup;
+      return this.#report(program);
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#closeAll();
+    return this.#closing;
+  }
+
+  async #closeAll(): Promise<void> {
+    const program = this.#program;
+    if (program && !program.final) program.finish({ status: 'terminated' });
+    if (program?.cleanup) this.#track(program.cleanup);
+    this.#program = undefined;
+    if (this.#spare) this.#track(this.#spare.link.close());
+    this.#spare = undefined;
+    const { cleanupSeconds } = this.#options.limits;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), cleanupSeconds * 1000);
+    });
+    try {
+      const settled = await Promise.race([Promise.allSettled([...this.#cleanups]), timeout]);
+      if (settled === 'timeout') {
+        throw new CleanupError(
+          `Code mode could not release its engine hosts within ${cleanupSeconds} s (limits.cleanupSeconds); processes may still be running.`,
+        );
+      }
+      const failure = settled.find((result) => result.status === 'rejected');
+      if (failure) {
+        const reason = (failure as PromiseRejectedResult).reason as Error;
+        throw CleanupError.isInstance(reason)
+          ? reason
+          : new CleanupError(`Code mode could not release an engine host: ${reason.message}`, {
+              cause: reason,
+            });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #exclusive(operation: () => Promise<ProgramResult>): Promise<ProgramResult> {
+    if (this.#closing)
+      throw new CodeModeStateError('This code-mode session is closed; the run that owned it has ended.');
+    if (this.#isBusy) {
+      throw new CodeModeStateError(
+        'Another exec, wait or stop is in progress; code mode runs one control operation at a time. Call it again after that one returns.',
+      );
+    }
+    this.#isBusy = true;
+    try {
+      return await operation();
+    } finally {
+      this.#isBusy = false;
+    }
+  }
+
+  #requireProgram(operation: 'wait' | 'stop'): Program {
+    const program = this.#program;
+    if (!program) {
+      throw new CodeModeStateError(
+        `No program is running, so there is nothing to ${operation}. A final status (completed, error, terminated) ends a program; start a new one with exec.`,
+      );
+    }
+    return program;
+  }
+
+  #launchSpare(): Spare {
+    const spare: Spare = { link: this.#options.launch(), isLost: false };
+    void spare.link.lost.then(() => {
+      spare.isLost = true;
+    });
+    return spare;
+  }
+
+  /** The prewarmed host if it is still alive, else a fresh one; one retry when a host fails to start. */
+  async #readyHost(): Promise<HostLink> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
+      if (this.#spare && !spare) this.#track(this.#spare.link.close());
+      this.#spare = undefined;
+      const link = spare?.link ?? this.#options.launch();
+      if (this.#options.prewarm && this.#programsStarted < this.#options.limits.programs) {
+        this.#spare = this.#launchSpare();
+      }
+      try {
+        await link.ready;
+        return link;
+      } catch (error) {
+        lastError = error;
+        this.#track(link.close());
+      }
+    }
+    throw new CodeModeHostError(`The engine host could not start: ${(lastError as Error).message}`, {
+      cause: lastError,
+    });
+  }
+
+  #start(link: HostLink, source: string, controlCallId: string): Program {
+    const id = `p${this.#programsStarted}`;
+    let program: Program | undefined;
+    const calls = this.#options.broker.openProgram(id, () => program?.controlCallId ?? '');
+    program = new Program(id, link, calls, this.#options.limits, controlCallId);
+    this.#program = program;
+    const started = program;
+    let results: ToolCallResult[] = [];
+    const sendResults = () => {
+      if (results.length === 0 || started.final) return;
+      link.send({ type: 'tool_results', programId: id, results });
+      results = [];
+    };
+    link.onFrame((frame: HostFrame) => {
+      if (started.final) return;
+      if (frame.type === 'hello' || frame.type === 'ready' || frame.programId !== id) {
+        started.finish({
+          status: 'error',
+          error: `The engine host broke the protocol: unexpected '${frame.type}' frame.`,
+        });
+        return;
+      }
+      switch (frame.type) {
+        case 'output':
+          started.output.append(frame.text, frame.skippedBytes);
+          return;
+        case 'tool_calls':
+          for (const call of frame.calls) {
+            void started.calls.call(call).then((result) => {
+              if (results.length === 0) queueMicrotask(sendResults);
+              results.push(result);
+            });
+          }
+          return;
+        case 'done':
+          started.finish(
+            frame.status === 'completed'
+              ? { status: 'completed', ...(frame.value !== undefined ? { value: frame.value } : {}) }
+              : { status: 'error', error: frame.error ?? 'The program failed.' },
+          );
+          return;
+      }
+    });
+    void link.lost.then((reason) => {
+      started.finish({
+        status: 'error',
+        error: `${reason} The program did not finish; the next exec starts in a fresh host.`,
+      });
+    });
+    link.send({ type: 'execute', programId: id, source });
+    return program;
+  }
+
+  async #observe(program: Program, options: ObserveOptions): Promise<ProgramResult> {
+    if (options.controlCallId) program.controlCallId = options.controlCallId;
+    if (!program.final) {
+      const windowMs = options.observationWindowMs ?? this.#options.observationWindowMs;
+      await watch(program.finished, windowMs, options.signal);
+    }
+    return this.#report(program);
+  }
+
+  #report(program: Program): ProgramResult {
+    const output = program.output.take();
+    const artifacts = program.calls.takeArtifacts();
+    const final = program.final;
+    if (final && this.#program === program) {
+      this.#program = undefined;
+      if (program.cleanup) this.#track(program.cleanup);
+    }
+    return {
+      status: final?.status ?? 'still_working',
+      output,
+      ...(final?.value !== undefined ? { value: final.value } : {}),
+      ...(final?.error !== undefined ? { error: final.error } : {}),
+      ...(artifacts.length > 0 ? { artifacts } : {}),
+    };
+  }
+
+  #track(cleanup: Promise<void>): void {
+    const tracked = cleanup.catch((error: unknown) => {
+      throw error;
+    });
+    this.#cleanups.add(tracked);
+    tracked.then(
+      () => this.#cleanups.delete(tracked),
+      () => {}, // a failed cleanup stays, so close() reports it
+    );
+  }
+}
+
+/** Waits for `finished`, at most `windowMs`, or until `signal` aborts. Leaves no timer behind. */
+async function watch(
+  finished: Promise<void>,
+  windowMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (signal?.aborted) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopWatching = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, windowMs);
+    onAbort = resolve;
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([finished, stopWatching]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+}

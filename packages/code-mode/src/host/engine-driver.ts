@@ -1,0 +1,51 @@
+import type { JsonValue } from '@ghost/core';
+import type { HostLimits } from '../protocol.js';
+
+/** What a guest is built from, before its program arrives. */
+export interface GuestSetup {
+  /** The shared guest prelude to evaluate first (see `guestPrelude`). */
+  readonly prelude: string;
+  /** The catalog as JSON text, the prelude's second argument. */
+  readonly toolsJson: string;
+  readonly limits: HostLimits;
+}
+
+/** One program as an engine driver runs it, inside the host. */
+export interface HostProgram {
+  readonly programId: string;
+  /** The program, wrapped as an async function call (see `wrapProgram`). */
+  readonly source: string;
+  /** The bridge's `call`: the JSON text `{name, input}` in, the result's JSON text out; rejects with the tool's error. */
+  callTool(requestJson: string): Promise<string>;
+  /** The bridge's `write`: program output. */
+  write(text: string): void;
+  /** True once the parent asked the program to stop; check it in the engine's interrupt handler. */
+  readonly isStopRequested: boolean;
+}
+
+/** How a program ended, as the driver reports it. */
+export interface ProgramCompletion {
+  readonly status: 'completed' | 'error';
+  readonly value?: JsonValue;
+  readonly error?: string;
+}
+
+/** A guest built by {@link EngineDriver.prepare}, ready to run exactly one program. */
+export interface PreparedGuest {
+  /** Runs the program to its end. Rejects only when the engine itself failed. */
+  run(program: HostProgram): Promise<ProgramCompletion>;
+  /** Frees the guest; safe after `run` and instead of it. */
+  dispose(): void;
+}
+
+/**
+ * The part of a JavaScript engine that runs inside the host. The host loads it at start, builds
+ * the guest with `prepare` as soon as the catalog arrives (before the program), and runs one
+ * program in it; `@ghost/code-mode/host` does the rest (protocol, output, tool-call batching).
+ */
+export interface EngineDriver {
+  /** The engine's name, sent in the handshake. */
+  readonly engine: string;
+  /** Builds a fresh guest: runtime, context, prelude and globals. */
+  prepare(setup: GuestSetup): Promise<PreparedGuest>;
+}

@@ -1,0 +1,186 @@
+import { Socket } from 'node:net';
+import type { JsonValue } from '@ghost/core';
+import { encodeFrame, FrameDecoder } from '../frame-codec.js';
+import {
+  type ExecuteFrame,
+  type GuestToolCall,
+  type HostFrame,
+  type ParentFrame,
+  parseParentFrame,
+  protocolVersion,
+  type SetupFrame,
+} from '../protocol.js';
+import type { EngineDriver, HostProgram, PreparedGuest, ProgramCompletion } from './engine-driver.js';
+import { guestPrelude, wrapProgram } from './guest-prelude.js';
+import { HostOutput } from './host-output.js';
+
+/** How a host talks to the parent: frames out, frames in. */
+export interface HostTransport {
+  send(frame: HostFrame): void;
+  /** Registers the one listener for parent frames, already parsed from the wire. */
+  onFrame(listener: (frame: unknown) => void): void;
+}
+
+interface PendingCall {
+  readonly resolve: (json: string) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/**
+ * Serves one program on `transport`: builds the guest when `setup` arrives and answers `ready`,
+ * runs the program `execute` brings, batches its tool calls and output into frames, and sends
+ * `done`. Resolves once `done` is sent; rejects when the parent breaks the protocol.
+ */
+export function serveProgram(driver: EngineDriver, transport: HostTransport): Promise<void> {
+  return new Promise<void>((resolveServed, rejectServed) => {
+    const pendingCalls = new Map<string, PendingCall>();
+    let setup: SetupFrame | undefined;
+    let guest: Promise<PreparedGuest> | undefined;
+    let program: { readonly programId: string; isStopRequested: boolean } | undefined;
+    let nextCallId = 1;
+    let batch: GuestToolCall[] = [];
+
+    const onParentFrame = (raw: unknown) => {
+      let frame: ParentFrame;
+      try {
+        frame = parseParentFrame(raw);
+      } catch (error) {
+        rejectServed(error);
+        return;
+      }
+      switch (frame.type) {
+        case 'setup':
+          if (setup) return rejectServed(new Error('A host is set up once; it got a second setup.'));
+          setup = frame;
+          guest = driver.prepare({
+            prelude: guestPrelude,
+            toolsJson: JSON.stringify(frame.tools),
+            limits: frame.limits,
+          });
+          guest.then(
+            () => transport.send({ type: 'ready' }),
+            (error: unknown) => rejectServed(error),
+          );
+          return;
+        case 'execute':
+          if (!setup || !guest) return rejectServed(new Error('A host needs setup before execute.'));
+          if (program) return rejectServed(new Error('A host runs one program; it got a second execute.'));
+          program = { programId: frame.programId, isStopRequested: false };
+          void execute(frame, setup, guest, program).then(resolveServed, rejectServed);
+          return;
+        case 'stop':
+          if (program?.programId === frame.programId) program.isStopRequested = true;
+          return;
+        case 'tool_results':
+          if (program?.programId !== frame.programId) return;
+          for (const result of frame.results) {
+            const pending = pendingCalls.get(result.callId);
+            if (!pending) continue;
+            pendingCalls.delete(result.callId);
+            if (result.ok) pending.resolve(JSON.stringify(result.value ?? null));
+            else pending.reject(new Error(String(result.error)));
+          }
+          return;
+      }
+    };
+    transport.onFrame(onParentFrame);
+
+    const execute = async (
+      frame: ExecuteFrame,
+      { limits }: SetupFrame,
+      preparing: Promise<PreparedGuest>,
+      state: { isStopRequested: boolean },
+    ) => {
+      const { programId } = frame;
+      const output = new HostOutput(limits.outputBytes, (chunk) =>
+        transport.send({ type: 'output', programId, ...chunk }),
+      );
+      const flushCalls = () => {
+        if (batch.length === 0) return;
+        output.flush(); // output written before a call reaches the parent before the call
+        transport.send({ type: 'tool_calls', programId, calls: batch });
+        batch = [];
+      };
+      const hostProgram: HostProgram = {
+        programId,
+        source: wrapProgram(frame.source),
+        write: (text) => output.write(text),
+        callTool: (requestJson) =>
+          new Promise<string>((resolve, reject) => {
+            const request = JSON.parse(requestJson) as { name: string; input: JsonValue };
+            const callId = `c${nextCallId}`;
+            nextCallId += 1;
+            pendingCalls.set(callId, { resolve, reject });
+            // One frame for every call the program made in one synchronous stretch.
+            if (batch.length === 0) queueMicrotask(flushCalls);
+            batch.push({ callId, name: request.name, input: request.input });
+          }),
+        get isStopRequested() {
+          return state.isStopRequested;
+        },
+      };
+      let completion: ProgramCompletion;
+      let prepared: PreparedGuest | undefined;
+      try {
+        prepared = await preparing;
+        completion = await prepared.run(hostProgram);
+      } catch (error) {
+        completion = {
+          status: 'error',
+          error: `The ${driver.engine} engine failed: ${(error as Error).message}`,
+        };
+      } finally {
+        prepared?.dispose();
+      }
+      batch = []; // calls not yet sent when the program ended are never run
+      pendingCalls.clear();
+      output.finish();
+      transport.send({ type: 'done', programId, ...completion });
+    };
+  });
+}
+
+/** A transport over fd 3 of this process, the protocol descriptor the sandbox hands the host. */
+export function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
+  const socket = new Socket({ fd, readable: true, writable: true });
+  const decoder = new FrameDecoder();
+  let listener: ((frame: unknown) => void) | undefined;
+  socket.on('data', (chunk: Buffer) => {
+    let frames: unknown[];
+    try {
+      frames = decoder.push(chunk);
+    } catch {
+      process.exit(70); // a broken parent frame: nothing sensible left to do
+    }
+    for (const frame of frames) listener?.(frame);
+  });
+  // The parent closing the channel means the program is over.
+  socket.on('end', () => process.exit(0));
+  socket.on('error', () => process.exit(0));
+  return {
+    send: (frame) => {
+      socket.write(encodeFrame(frame));
+    },
+    onFrame: (next) => {
+      listener = next;
+    },
+    close: () => socket.end(),
+  };
+}
+
+/**
+ * The whole life of a process host: prepare the engine, say hello, run one program, and exit.
+ * An engine's host script is `runProcessHost(driver)` and nothing else.
+ */
+export async function runProcessHost(driver: EngineDriver): Promise<void> {
+  const transport = createDescriptorTransport();
+  const served = serveProgram(driver, transport);
+  transport.send({ type: 'hello', protocol: protocolVersion, engine: driver.engine });
+  try {
+    await served;
+  } catch (error) {
+    process.stderr.write(`ghost host: ${(error as Error).message}\n`);
+    process.exitCode = 70;
+  }
+  transport.close();
+}

@@ -1,0 +1,48 @@
+/**
+ * The host side of code mode, for engine authors: what runs inside the sandboxed host process
+ * (or worker thread) around an engine. An engine's host script is one call to
+ * {@link runProcessHost} with its {@link EngineDriver}.
+ *
+ * @example
+ * ```ts
+ * // host.ts of an engine package
+ * import { runProcessHost } from '@ghost/code-mode/host';
+ * import { myDriver } from './my-driver.js';
+ * await runProcessHost(myDriver);
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+export {
+  type DoneFrame,
+  type ExecuteFrame,
+  type GuestToolCall,
+  type GuestToolEntry,
+  type HelloFrame,
+  type HostFrame,
+  type HostLimits,
+  type OutputFrame,
+  type ParentFrame,
+  protocolVersion,
+  type ReadyFrame,
+  type SetupFrame,
+  type StopFrame,
+  type ToolCallResult,
+  type ToolCallsFrame,
+  type ToolResultsFrame,
+} from '../protocol.js';
+export type {
+  EngineDriver,
+  GuestSetup,
+  HostProgram,
+  PreparedGuest,
+  ProgramCompletion,
+} from './engine-driver.js';
+export { guestPrelude, wrapProgram } from './guest-prelude.js';
+export {
+  createDescriptorTransport,
+  type HostTransport,
+  runProcessHost,
+  serveProgram,
+} from './host-runtime.js';

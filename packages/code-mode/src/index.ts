@@ -1,0 +1,53 @@
+/**
+ * Code mode for Ghost agents: the model writes one JavaScript program that calls your tools, and
+ * the program runs in a fresh engine inside a sandbox while every tool call comes back through
+ * the agent's own pipeline.
+ *
+ * @example
+ * ```ts
+ * import { defineAgent } from '@ghost/core';
+ * import { codeMode } from '@ghost/code-mode';
+ *
+ * const research = defineAgent({
+ *   name: 'research',
+ *   model,
+ *   tools: [helpCenterLookup],
+ *   codeMode: codeMode({ sandbox: 'unrestricted' }),
+ * });
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
+export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
+export {
+  type CodeModePlacement,
+  type CodeModeSession,
+  defineEngine,
+  type EngineInstructionsContext,
+  type EngineOpenContext,
+  type EngineV1,
+  isEngineV1,
+  type ObserveOptions,
+  type ProgramResult,
+  type ProgramStatus,
+} from './engine.js';
+export {
+  CodeModeConfigurationError,
+  CodeModeHostError,
+  CodeModeSourceTooLargeError,
+  CodeModeStateError,
+} from './errors.js';
+export { type HostEngineOptions, openHostSession } from './host-engine.js';
+export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
+export type { GuestToolCall, ToolCallResult } from './protocol.js';
+export { packageRuntimePaths } from './runtime-paths.js';
+export {
+  createSandboxFactory,
+  type SandboxChoice,
+  type SandboxedCommand,
+  type SandboxFactory,
+} from './sandbox-factory.js';
+export { type BrokerCallTool, type ProgramToolCalls, ToolBroker } from './tool-broker.js';
+export { type CatalogTool, reservedIdentifiers, ToolCatalog, toIdentifier } from './tool-catalog.js';
+export { unrestrictedCapabilities, unrestrictedSandbox } from './unrestricted-sandbox.js';

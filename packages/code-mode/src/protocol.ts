@@ -1,0 +1,188 @@
+import type { JsonValue } from '@ghost/core';
+
+/**
+ * The wire protocol between the parent and an engine host (DESIGN §3): length-prefixed JSON
+ * frames on fd 3 (or a worker's message port). The host speaks first with `hello`; a frame of an
+ * unknown type, or one that is malformed, ends the program with an error.
+ */
+export const protocolVersion = 1;
+
+/** One catalog entry as the guest's `tools` and `ALL_TOOLS` see it. */
+export interface GuestToolEntry {
+  readonly name: string;
+  readonly identifier: string;
+  readonly description: string;
+  readonly inputSchema: JsonValue;
+  readonly outputSchema?: JsonValue;
+}
+
+/** The limits the host enforces itself. */
+export interface HostLimits {
+  readonly outputBytes: number;
+  readonly memoryBytes: number;
+  readonly cpuSeconds: number;
+  readonly wallSeconds: number;
+}
+
+/**
+ * Parent → host, right after `hello`: the catalog and limits, so the host can build the guest
+ * (runtime, context, prelude) before any program arrives. The host answers `ready`.
+ */
+export interface SetupFrame {
+  readonly type: 'setup';
+  readonly tools: readonly GuestToolEntry[];
+  readonly limits: HostLimits;
+}
+
+/** Parent → host: run this program. `source` is already rewritten to return its final expression. */
+export interface ExecuteFrame {
+  readonly type: 'execute';
+  readonly programId: string;
+  readonly source: string;
+}
+
+/** The answer to one guest tool call. */
+export type ToolCallResult =
+  | { readonly callId: string; readonly ok: true; readonly value: JsonValue }
+  | { readonly callId: string; readonly ok: false; readonly error: string };
+
+/** Parent → host: answers to tool calls, batched. */
+export interface ToolResultsFrame {
+  readonly type: 'tool_results';
+  readonly programId: string;
+  readonly results: readonly ToolCallResult[];
+}
+
+/** Parent → host: end the program now (the thread placement; a process host is killed instead). */
+export interface StopFrame {
+  readonly type: 'stop';
+  readonly programId: string;
+}
+
+/** Every frame the parent sends a host. */
+export type ParentFrame = SetupFrame | ExecuteFrame | ToolResultsFrame | StopFrame;
+
+/** Host → parent, first frame: the protocol version and the engine, ready for a program. */
+export interface HelloFrame {
+  readonly type: 'hello';
+  readonly protocol: number;
+  readonly engine: string;
+}
+
+/** Host → parent: the guest is built; the host waits for `execute`. */
+export interface ReadyFrame {
+  readonly type: 'ready';
+}
+
+/** Host → parent: program output, in order. `skippedBytes` counts output cut before this text. */
+export interface OutputFrame {
+  readonly type: 'output';
+  readonly programId: string;
+  readonly text: string;
+  readonly skippedBytes?: number;
+}
+
+/** One tool call a guest made. */
+export interface GuestToolCall {
+  readonly callId: string;
+  readonly name: string;
+  readonly input: JsonValue;
+}
+
+/** Host → parent: tool calls, batched by the host. */
+export interface ToolCallsFrame {
+  readonly type: 'tool_calls';
+  readonly programId: string;
+  readonly calls: readonly GuestToolCall[];
+}
+
+/** Host → parent: the program ended, with its value or its error. */
+export interface DoneFrame {
+  readonly type: 'done';
+  readonly programId: string;
+  readonly status: 'completed' | 'error';
+  readonly value?: JsonValue;
+  readonly error?: string;
+}
+
+/** Every frame a host sends the parent. */
+export type HostFrame = HelloFrame | ReadyFrame | OutputFrame | ToolCallsFrame | DoneFrame;
+
+/** Thrown when a frame is not one the protocol defines. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireString(frame: Record<string, unknown>, key: string): void {
+  if (typeof frame[key] !== 'string')
+    throw new ProtocolError(`A '${String(frame.type)}' frame needs a string '${key}'.`);
+}
+
+/** Checks a frame from a host; throws {@link ProtocolError} for anything the protocol does not define. */
+export function parseHostFrame(frame: unknown): HostFrame {
+  if (!isRecord(frame)) throw new ProtocolError('A host frame must be a JSON object.');
+  switch (frame.type) {
+    case 'hello':
+      if (typeof frame.protocol !== 'number')
+        throw new ProtocolError("A 'hello' frame needs a numeric 'protocol'.");
+      requireString(frame, 'engine');
+      break;
+    case 'ready':
+      break;
+    case 'output':
+      requireString(frame, 'programId');
+      requireString(frame, 'text');
+      if (frame.skippedBytes !== undefined && typeof frame.skippedBytes !== 'number') {
+        throw new ProtocolError("An 'output' frame's 'skippedBytes' must be a number.");
+      }
+      break;
+    case 'tool_calls':
+      requireString(frame, 'programId');
+      if (!Array.isArray(frame.calls)) throw new ProtocolError("A 'tool_calls' frame needs a 'calls' array.");
+      for (const call of frame.calls) {
+        if (!isRecord(call) || typeof call.callId !== 'string' || typeof call.name !== 'string') {
+          throw new ProtocolError("Each tool call needs a string 'callId' and 'name'.");
+        }
+      }
+      break;
+    case 'done':
+      requireString(frame, 'programId');
+      if (frame.status !== 'completed' && frame.status !== 'error') {
+        throw new ProtocolError("A 'done' frame's status must be 'completed' or 'error'.");
+      }
+      break;
+    default:
+      throw new ProtocolError(`Unknown host frame type '${String(frame.type)}'.`);
+  }
+  return frame as unknown as HostFrame;
+}
+
+/** Checks a frame from the parent; the host uses it. */
+export function parseParentFrame(frame: unknown): ParentFrame {
+  if (!isRecord(frame)) throw new ProtocolError('A parent frame must be a JSON object.');
+  switch (frame.type) {
+    case 'setup':
+      if (!Array.isArray(frame.tools) || !isRecord(frame.limits)) {
+        throw new ProtocolError("A 'setup' frame needs 'tools' and 'limits'.");
+      }
+      break;
+    case 'execute':
+      requireString(frame, 'programId');
+      requireString(frame, 'source');
+      break;
+    case 'tool_results':
+      requireString(frame, 'programId');
+      if (!Array.isArray(frame.results)) throw new ProtocolError("A 'tool_results' frame needs 'results'.");
+      break;
+    case 'stop':
+      requireString(frame, 'programId');
+      break;
+    default:
+      throw new ProtocolError(`Unknown parent frame type '${String(frame.type)}'.`);
+  }
+  return frame as unknown as ParentFrame;
+}

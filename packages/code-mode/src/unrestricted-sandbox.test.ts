@@ -1,0 +1,567 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import {
+  ConfigurationError,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+  SandboxUnavailableError,
+} from '@ghost/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output.js';
+import {
+  planUnrestrictedSpawn,
+  unrestrictedCapabilities,
+  unrestrictedSandbox,
+} from './unrestricted-sandbox.js';
+
+/** Real processes take a moment to start and, when killed, to be reaped. */
+const processTimeout = 20_000;
+
+const started: SandboxProcess[] = [];
+const workspaces: string[] = [];
+
+afterEach(async () => {
+  // close() removes the workspace too; the rm covers workspaces whose spawn was rejected.
+  await Promise.allSettled(started.splice(0).map((child) => child.close()));
+  await Promise.all(workspaces.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+});
+
+async function makeWorkspace(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'ghost-unrestricted-'));
+  workspaces.push(path);
+  return path;
+}
+
+function nodeSpec(
+  workspace: string,
+  script: string,
+  overrides: Partial<SandboxSpawnSpec> = {},
+): SandboxSpawnSpec {
+  return {
+    command: process.execPath,
+    args: ['-e', script],
+    env: {},
+    runtimePaths: [dirname(process.execPath)],
+    workspace,
+    network: 'host',
+    ...overrides,
+  };
+}
+
+async function startNode(script: string, overrides: Partial<SandboxSpawnSpec> = {}): Promise<SandboxProcess> {
+  const workspace = await makeWorkspace();
+  const child = await unrestrictedSandbox.spawn(nodeSpec(workspace, script, overrides));
+  started.push(child);
+  return child;
+}
+
+function readLine(stream: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      const end = received.indexOf('\n');
+      if (end >= 0) {
+        stream.off('data', onData);
+        resolve(received.slice(0, end));
+      }
+    };
+    stream.on('data', onData);
+    stream.once('error', reject);
+  });
+}
+
+/**
+ * Whether a process still runs. A killed process is a zombie until its parent (here PID 1) reaps
+ * it, and `kill(pid, 0)` still finds zombies, so on Linux /proc tells a zombie apart.
+ */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+  } catch {
+    return false;
+  }
+}
+
+/** A child that starts a grandchild in its own process group, prints its pid, then does `then`. */
+function grandchildScript(then: string): string {
+  return `
+    const { spawn } = require('node:child_process');
+    const grandchild = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    grandchild.on('spawn', () => { process.stdout.write(grandchild.pid + '\\n', () => { ${then} }); });
+  `;
+}
+
+async function grandchildPid(child: SandboxProcess): Promise<number> {
+  await vi.waitFor(() => expect(child.stdout.text).toContain('\n'), { timeout: 10_000 });
+  return Number(child.stdout.text.trim());
+}
+
+describe('BoundedOutputBuffer', () => {
+  it('keeps everything under the cap', () => {
+    const output = new BoundedOutputBuffer(16);
+    output.append(Buffer.from('hello '));
+    output.append(Buffer.from('world'));
+    expect(output.text).toBe('hello world');
+    expect(output.bytesSeen).toBe(11);
+    expect(output.isTruncated).toBe(false);
+  });
+
+  it('keeps the first bytes up to the cap and counts the rest', () => {
+    const output = new BoundedOutputBuffer(4);
+    output.append(Buffer.from('hel'));
+    output.append(Buffer.from('lo'));
+    output.append(Buffer.from('!!!'));
+    expect(output.text).toBe('hell');
+    expect(output.bytesSeen).toBe(8);
+    expect(output.isTruncated).toBe(true);
+  });
+
+  it('is exactly full, not truncated, at the cap', () => {
+    const output = new BoundedOutputBuffer(5);
+    output.append(Buffer.from('hello'));
+    expect(output.isTruncated).toBe(false);
+    output.append(Buffer.alloc(0));
+    expect(output.isTruncated).toBe(false);
+  });
+
+  it('decodes at read time, so a character split across chunks stays whole', () => {
+    const output = new BoundedOutputBuffer();
+    const bytes = Buffer.from('é€');
+    output.append(bytes.subarray(0, 1));
+    output.append(bytes.subarray(1, 3));
+    output.append(bytes.subarray(3));
+    expect(output.text).toBe('é€');
+  });
+
+  it('turns invalid UTF-8 and a character cut by the cap into U+FFFD', () => {
+    const invalid = new BoundedOutputBuffer();
+    invalid.append(Uint8Array.from([0x61, 0xff, 0x62]));
+    expect(invalid.text).toBe('a\uFFFDb');
+    const cut = new BoundedOutputBuffer(2);
+    cut.append(Buffer.from('a€'));
+    expect(cut.text).toBe('a\uFFFD');
+  });
+
+  it('reflects appends made after a read', () => {
+    const output = new BoundedOutputBuffer();
+    output.append(Buffer.from('one'));
+    expect(output.text).toBe('one');
+    output.append(Buffer.from(' two'));
+    expect(output.text).toBe('one two');
+  });
+
+  it('copies chunks, so a reused buffer does not change what was kept', () => {
+    const output = new BoundedOutputBuffer();
+    const chunk = Buffer.from('abc');
+    output.append(chunk);
+    chunk.write('xyz');
+    expect(output.text).toBe('abc');
+  });
+
+  it('keeps 64 KiB by default and rejects a bad capacity', () => {
+    expect(new BoundedOutputBuffer().capacityBytes).toBe(64 * 1024);
+    expect(defaultBoundedOutputBytes).toBe(65_536);
+    expect(() => new BoundedOutputBuffer(-1)).toThrow(RangeError);
+    expect(() => new BoundedOutputBuffer(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('planUnrestrictedSpawn', () => {
+  const workspace = '/tmp/ghost-workspace';
+  const spec = (overrides: Record<string, unknown> = {}) =>
+    ({
+      command: '/usr/bin/node',
+      args: ['-e', ''],
+      env: { PATH: '/usr/bin' },
+      runtimePaths: ['/usr/lib/node'],
+      workspace,
+      network: 'host',
+      ...overrides,
+    }) as SandboxSpawnSpec;
+
+  it('applies the defaults', () => {
+    const plan = planUnrestrictedSpawn(spec());
+    expect(plan).toMatchObject({
+      command: '/usr/bin/node',
+      args: ['-e', ''],
+      env: { PATH: '/usr/bin' },
+      workspace,
+      cwd: workspace,
+      extraFds: 1,
+      wallSeconds: undefined,
+      signal: undefined,
+    });
+  });
+
+  it('copies the environment without a prototype, so inherited keys cannot reach the child', () => {
+    const inherited = Object.create({ GHOST_INHERITED: 'leak' }) as Record<string, string>;
+    inherited.OWN = 'kept';
+    const plan = planUnrestrictedSpawn(spec({ env: inherited }));
+    expect(Object.getPrototypeOf(plan.env)).toBeNull();
+    const names: string[] = [];
+    for (const name in plan.env) names.push(name);
+    expect(names).toEqual(['OWN']);
+  });
+
+  it('accepts wallSeconds, a cwd inside a runtime path and more channels', () => {
+    const plan = planUnrestrictedSpawn(
+      spec({ limits: { wallSeconds: 2 }, cwd: '/usr/lib/node/bin', extraFds: 3 }),
+    );
+    expect(plan).toMatchObject({ wallSeconds: 2, cwd: '/usr/lib/node/bin', extraFds: 3 });
+  });
+
+  it.each([
+    ['network omitted', { network: undefined }, /cannot isolate the network; pass network: 'host'/],
+    ['network none', { network: 'none' }, /cannot isolate the network; pass network: 'host'/],
+    ['memoryBytes', { limits: { memoryBytes: 1_000_000 } }, /cannot enforce memoryBytes/],
+    ['cpuSeconds', { limits: { cpuSeconds: 1 } }, /cannot enforce cpuSeconds/],
+    ['fileBytes', { limits: { fileBytes: 1 } }, /cannot enforce fileBytes/],
+    ['openFiles', { limits: { openFiles: 1 } }, /cannot enforce openFiles/],
+    ['processes', { limits: { processes: 1, wallSeconds: 1 } }, /cannot enforce processes/],
+  ])('rejects what it cannot enforce (%s) with a SandboxUnavailableError', (_name, overrides, message) => {
+    expect(() => planUnrestrictedSpawn(spec(overrides))).toThrow(SandboxUnavailableError);
+    expect(() => planUnrestrictedSpawn(spec(overrides))).toThrow(message);
+  });
+
+  it('names every unenforceable limit at once', () => {
+    expect(() => planUnrestrictedSpawn(spec({ limits: { memoryBytes: 1, cpuSeconds: 1 } }))).toThrow(
+      'cannot enforce memoryBytes, cpuSeconds',
+    );
+  });
+
+  it.each([
+    ['a relative command', { command: 'node' }, /command must be an absolute path/],
+    ['a missing command', { command: undefined }, /command must be a string/],
+    ['args that are not an array', { args: '-e' }, /args must be an array/],
+    ['an argument that is not a string', { args: ['-e', 1] }, /args\[1\] must be a string/],
+    ['an argument with a NUL byte', { args: ['a\0b'] }, /args\[0\] contains a NUL byte/],
+    ['env that is not an object', { env: null }, /env must be an object/],
+    ['an env value that is not a string', { env: { PORT: 8080 } }, /env\.PORT must be a string/],
+    ['an env name with =', { env: { 'A=B': 'c' } }, /name "A=B" is invalid/],
+    ['runtimePaths that are not an array', { runtimePaths: '/usr' }, /runtimePaths must be an array/],
+    ['a relative runtime path', { runtimePaths: ['lib'] }, /runtimePaths\[0\] must be an absolute path/],
+    ['a relative workspace', { workspace: 'work' }, /workspace must be an absolute path/],
+    ['a cwd outside the workspace', { cwd: '/etc' }, /cwd \/etc is neither inside the workspace/],
+    ['a cwd next to the workspace', { cwd: `${workspace}-other` }, /is neither inside the workspace/],
+    ['zero extra fds', { extraFds: 0 }, /extraFds must be an integer from 1/],
+    ['fractional extra fds', { extraFds: 1.5 }, /extraFds must be an integer from 1/],
+    ['a signal that is not an AbortSignal', { signal: {} }, /signal must be an AbortSignal/],
+    ['an unknown network', { network: 'lan' }, /network must be 'none' or 'host'/],
+    ['an unknown limit', { limits: { wallSecs: 1 } }, /Unknown sandbox limit "wallSecs"/],
+    ['a negative wallSeconds', { limits: { wallSeconds: -1 } }, /wallSeconds must be a positive number/],
+    ['a wallSeconds a timer cannot wait', { limits: { wallSeconds: 3e6 } }, /wallSeconds must be at most/],
+    ['limits that are not an object', { limits: 5 }, /limits must be an object/],
+  ])('rejects %s with a ConfigurationError', (_name, overrides, message) => {
+    expect(() => planUnrestrictedSpawn(spec(overrides))).toThrow(ConfigurationError);
+    expect(() => planUnrestrictedSpawn(spec(overrides))).toThrow(message);
+  });
+
+  it('rejects a spec that is not an object', () => {
+    expect(() => planUnrestrictedSpawn(null as unknown as SandboxSpawnSpec)).toThrow(ConfigurationError);
+  });
+});
+
+describe('unrestrictedSandbox', () => {
+  it('is a sandbox-v1 backend named unrestricted for platforms with process groups', () => {
+    expect(unrestrictedSandbox).toMatchObject({
+      kind: 'sandbox',
+      specificationVersion: 'sandbox-v1',
+      name: 'unrestricted',
+      platforms: ['linux', 'darwin', 'freebsd', 'openbsd'],
+    });
+  });
+
+  it('detects itself as available and enforcing only the environment', async () => {
+    const detection = await unrestrictedSandbox.detect();
+    expect(detection).toEqual({
+      available: true,
+      capabilities: {
+        processTreeOwnership: false,
+        subprocessDenial: false,
+        networkIsolation: false,
+        filesystemIsolation: false,
+        memoryLimit: false,
+        cpuLimit: false,
+        fileSizeLimit: false,
+        environmentIsolation: true,
+      },
+    });
+    expect(detection.capabilities).toBe(unrestrictedCapabilities);
+  });
+
+  it(
+    'carries a round trip on fd 3',
+    async () => {
+      const child = await startNode(`
+        const fs = require('node:fs');
+        let received = '';
+        fs.createReadStream(null, { fd: 3 }).on('data', (chunk) => {
+          received += chunk;
+          const end = received.indexOf('\\n');
+          if (end >= 0) {
+            fs.writeSync(3, 'echo:' + received.slice(0, end) + '\\n');
+            process.exit(0);
+          }
+        });
+      `);
+      expect(child.channels).toHaveLength(1);
+      expect(child.channel).toBe(child.channels[0]);
+      const reply = readLine(child.channel);
+      child.channel.write('ping\n');
+      expect(await reply).toBe('echo:ping');
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+    },
+    processTimeout,
+  );
+
+  it(
+    'opens as many extra channels as asked for, from fd 3 on',
+    async () => {
+      const child = await startNode(
+        `require('node:fs').writeSync(3, 'three\\n'); require('node:fs').writeSync(4, 'four\\n');`,
+        { extraFds: 2 },
+      );
+      expect(child.channels).toHaveLength(2);
+      const [three, four] = await Promise.all([readLine(child.channels[0]!), readLine(child.channels[1]!)]);
+      expect([three, four]).toEqual(['three', 'four']);
+      await child.exited;
+    },
+    processTimeout,
+  );
+
+  it(
+    'gives the child exactly the environment it was given',
+    async () => {
+      process.env.GHOST_FAKE_SECRET = 'do-not-leak';
+      try {
+        const child = await startNode('process.stdout.write(JSON.stringify(process.env))', {
+          env: { GHOST_VISIBLE: 'yes' },
+        });
+        await child.exited;
+        expect(JSON.parse(child.stdout.text)).toEqual({ GHOST_VISIBLE: 'yes' });
+      } finally {
+        delete process.env.GHOST_FAKE_SECRET;
+      }
+    },
+    processTimeout,
+  );
+
+  it(
+    'runs in the workspace unless told otherwise',
+    async () => {
+      const child = await startNode('process.stdout.write(process.cwd())');
+      await child.exited;
+      expect(child.stdout.text).toBe(workspaces.at(-1));
+    },
+    processTimeout,
+  );
+
+  it(
+    'keeps the first 64 KiB of stdout and stderr and counts every byte',
+    async () => {
+      const child = await startNode(`
+        process.stdout.write('o'.repeat(100000));
+        process.stderr.write('e'.repeat(70000));
+      `);
+      await child.exited;
+      expect(child.stdout.text).toBe('o'.repeat(64 * 1024));
+      expect(child.stdout.bytesSeen).toBe(100_000);
+      expect(child.stdout.isTruncated).toBe(true);
+      expect(child.stderr.text).toBe('e'.repeat(64 * 1024));
+      expect(child.stderr.bytesSeen).toBe(70_000);
+      expect(child.stderr.isTruncated).toBe(true);
+    },
+    processTimeout,
+  );
+
+  it(
+    'has all of a short output once exited settles',
+    async () => {
+      const child = await startNode(`process.stdout.write('done'); console.error('oops'); process.exit(3);`);
+      expect(await child.exited).toEqual({ code: 3, signal: null });
+      expect(child.stdout).toMatchObject({ text: 'done', bytesSeen: 4, isTruncated: false });
+      expect(child.stderr.text).toBe('oops\n');
+    },
+    processTimeout,
+  );
+
+  it(
+    'reports the signal that ended the process',
+    async () => {
+      const child = await startNode('setInterval(() => {}, 1000)');
+      child.kill('SIGTERM');
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGTERM' });
+    },
+    processTimeout,
+  );
+
+  it(
+    'kills a grandchild the child started in the background',
+    async () => {
+      const child = await startNode(grandchildScript('setInterval(() => {}, 1000)'));
+      const grandchild = await grandchildPid(child);
+      expect(isRunning(grandchild)).toBe(true);
+      child.kill();
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      await child.close();
+      expect(isRunning(grandchild)).toBe(false);
+      // Once reaped it is gone altogether; PID 1 may take a moment to reap an orphan.
+      await vi.waitFor(
+        () => expect(() => process.kill(grandchild, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' })),
+        {
+          timeout: 10_000,
+        },
+      );
+    },
+    processTimeout,
+  );
+
+  it(
+    'still reaches the group after the first process exited, until close',
+    async () => {
+      const child = await startNode(grandchildScript('process.exit(0)'));
+      const grandchild = await grandchildPid(child);
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect(isRunning(grandchild)).toBe(true);
+      child.kill();
+      await vi.waitFor(() => expect(isRunning(grandchild)).toBe(false), { timeout: 5_000 });
+      await child.close();
+    },
+    processTimeout,
+  );
+
+  it(
+    'kills survivors of the group on close',
+    async () => {
+      const child = await startNode(grandchildScript('process.exit(0)'));
+      const grandchild = await grandchildPid(child);
+      await child.exited;
+      expect(isRunning(grandchild)).toBe(true);
+      await child.close();
+      expect(isRunning(grandchild)).toBe(false);
+    },
+    processTimeout,
+  );
+
+  it(
+    'removes the workspace on close, returns the same promise when closed again, then ignores kill',
+    async () => {
+      const child = await startNode('setInterval(() => {}, 1000)');
+      const workspace = workspaces.at(-1)!;
+      await writeFile(join(workspace, 'left-behind.txt'), 'x');
+      const first = child.close();
+      expect(child.close()).toBe(first);
+      await first;
+      expect(existsSync(workspace)).toBe(false);
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(child.channel.destroyed).toBe(true);
+      expect(() => child.kill()).not.toThrow();
+      await expect(child.close()).resolves.toBeUndefined();
+    },
+    processTimeout,
+  );
+
+  it(
+    'kills the group when wallSeconds pass and reports the limit',
+    async () => {
+      const startedAt = Date.now();
+      const child = await startNode('setInterval(() => {}, 1000)', { limits: { wallSeconds: 0.3 } });
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL', limitExceeded: 'wallSeconds' });
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(250);
+    },
+    processTimeout,
+  );
+
+  it(
+    'does not report wallSeconds for a process that ends in time',
+    async () => {
+      const child = await startNode('', { limits: { wallSeconds: 30 } });
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+    },
+    processTimeout,
+  );
+
+  it(
+    'kills the group when its abort signal is aborted',
+    async () => {
+      const controller = new AbortController();
+      const child = await startNode('setInterval(() => {}, 1000)', { signal: controller.signal });
+      controller.abort();
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    },
+    processTimeout,
+  );
+
+  it(
+    'starts nothing for an already aborted signal',
+    async () => {
+      const workspace = await makeWorkspace();
+      const reason = new Error('stopped before start');
+      const spawning = unrestrictedSandbox.spawn(
+        nodeSpec(workspace, "require('node:fs').writeFileSync('started', '')", {
+          signal: AbortSignal.abort(reason),
+        }),
+      );
+      await expect(spawning).rejects.toBe(reason);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(existsSync(join(workspace, 'started'))).toBe(false);
+    },
+    processTimeout,
+  );
+
+  it.each([
+    ['network none', { network: 'none' as const }],
+    ['network omitted', { network: undefined }],
+    ['memoryBytes', { limits: { memoryBytes: 64 * 1024 * 1024 } }],
+  ])(
+    'rejects %s with a SandboxUnavailableError and spawns nothing',
+    async (_name, overrides) => {
+      const workspace = await makeWorkspace();
+      const spec = nodeSpec(workspace, "require('node:fs').writeFileSync('started', '')");
+      const spawning = unrestrictedSandbox.spawn({ ...spec, ...overrides } as SandboxSpawnSpec);
+      await expect(spawning).rejects.toBeInstanceOf(SandboxUnavailableError);
+      await expect(spawning).rejects.toThrow(/the unrestricted backend cannot/i);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(existsSync(join(workspace, 'started'))).toBe(false);
+      expect(existsSync(workspace)).toBe(true);
+    },
+    processTimeout,
+  );
+
+  it(
+    'rejects a command that does not exist, naming it, and leaves the workspace to the caller',
+    async () => {
+      const workspace = await makeWorkspace();
+      const command = join(workspace, 'no-such-program');
+      const spawning = unrestrictedSandbox.spawn({ ...nodeSpec(workspace, ''), command });
+      await expect(spawning).rejects.toBeInstanceOf(SandboxUnavailableError);
+      await expect(spawning).rejects.toThrow(command);
+      expect(existsSync(workspace)).toBe(true);
+    },
+    processTimeout,
+  );
+
+  it('rejects a workspace that does not exist or is not a directory', async () => {
+    const workspace = await makeWorkspace();
+    const missing = join(workspace, 'missing');
+    await expect(unrestrictedSandbox.spawn(nodeSpec(missing, ''))).rejects.toBeInstanceOf(ConfigurationError);
+    const file = join(workspace, 'file');
+    await writeFile(file, '');
+    await expect(unrestrictedSandbox.spawn(nodeSpec(file, ''))).rejects.toThrow(/is not a directory/);
+    await expect(unrestrictedSandbox.spawn(nodeSpec(workspace, '', { cwd: missing }))).rejects.toThrow(
+      /cwd .* cannot be used/,
+    );
+  });
+});
