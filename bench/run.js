@@ -1,8 +1,9 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
-// Code-mode engines and sandboxes add their measurements here as they land.
+// Code-mode figures come from code-mode.js; sandboxes add theirs as they land.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
+import { codeModeFigures } from './code-mode.js';
 import { measure, printTable } from './measure.js';
 
 const runtime = createRuntime();
@@ -29,6 +30,13 @@ const results = [
     ]).ask('?', { runtime }),
   ),
 ];
-console.log(`@ghost/core on Node ${process.version}, ${new Date().toISOString()}`);
-printTable(results);
+const codeMode = await codeModeFigures();
+console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
+printTable([...results, ...codeMode.results]);
+console.log(
+  `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
+);
+console.log(
+  `code mode: engine host resident memory ${codeMode.resident.map((size) => `${size.toFixed(1)} MiB`).join(', ')} (running host and spare)`,
+);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);

@@ -216,6 +216,12 @@ export class HostSession implements CodeModeSession {
     return program;
   }
 
+  #replenishSpare(): void {
+    const { prewarm, limits } = this.#options;
+    if (!prewarm || this.#closing || this.#spare || this.#programsStarted >= limits.programs) return;
+    this.#spare = this.#launchSpare();
+  }
+
   #launchSpare(): Spare {
     const spare: Spare = { link: this.#options.launch(), isLost: false };
     void spare.link.lost.then(() => {
@@ -232,9 +238,6 @@ export class HostSession implements CodeModeSession {
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
       const link = spare?.link ?? this.#options.launch();
-      if (this.#options.prewarm && this.#programsStarted < this.#options.limits.programs) {
-        this.#spare = this.#launchSpare();
-      }
       try {
         await link.ready;
         return link;
@@ -298,6 +301,9 @@ export class HostSession implements CodeModeSession {
       });
     });
     link.send({ type: 'execute', programId: id, source });
+    // The next host starts once this program is over: booting a process costs more CPU than most
+    // programs, and on a small machine it would slow the very program it is waiting behind.
+    void program.finished.then(() => this.#replenishSpare());
     return program;
   }
 

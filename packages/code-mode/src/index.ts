@@ -19,6 +19,11 @@
  * @packageDocumentation
  */
 export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
+export {
+  type CodeModeSessionOptions,
+  type OpenedCodeModeSession,
+  openCodeModeSession,
+} from './code-mode-session.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
 export {
   type CodeModePlacement,

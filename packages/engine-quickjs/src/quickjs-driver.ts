@@ -68,12 +68,14 @@ const warmUpProgram: HostProgram = {
  * a thread host loads a fresh module for the next program).
  */
 export function createQuickJSDriver(): EngineDriver {
-  let loading = loadWarmModule();
+  let loading: Promise<QuickJSWASMModule> | undefined = loadWarmModule();
   return {
     engine: 'quickjs',
     async prepare(setup) {
-      const module = await loading;
-      loading = loadWarmModule(); // the next guest, if this host serves one, gets its own module
+      // Loaded at start for the first guest; a later guest (a thread host) loads its own when it
+      // asks, never while a program runs, so loading never competes with a program for the CPU.
+      const module = await (loading ?? loadWarmModule());
+      loading = undefined;
       return GuestSession.create(module, setup);
     },
   };

@@ -3,15 +3,15 @@ import { ScriptedModel } from '@ghost/core/testing';
 import { Type } from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codeMode } from '../code-mode.js';
+import {
+  type CodeModeSessionOptions,
+  leftoverEntries,
+  type OpenedCodeModeSession,
+  openCodeModeSession,
+} from '../code-mode-session.js';
 import type { CodeModePlacement, EngineV1, ProgramResult } from '../engine.js';
 import { CodeModeSourceTooLargeError, CodeModeStateError } from '../errors.js';
 import { descendantProcesses } from './child-processes.js';
-import {
-  leftoverEntries,
-  openTestSession,
-  type TestSession,
-  type TestSessionOptions,
-} from './test-session.js';
 
 /** The options of {@link describeEngineConformance}. */
 export interface EngineConformanceOptions {
@@ -70,10 +70,16 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
   const { engine } = options;
   const sandbox = options.sandbox ?? 'unrestricted';
   const placement = options.placement ?? 'process';
-  let opened: TestSession[] = [];
+  let opened: OpenedCodeModeSession[] = [];
 
-  const open = async (session: Omit<TestSessionOptions, 'engine'> = {}) => {
-    const test = await openTestSession({ engine, sandbox, placement, ...session });
+  const open = async (session: Omit<CodeModeSessionOptions, 'engine'> = {}) => {
+    const test = await openCodeModeSession({
+      engine,
+      sandbox,
+      placement,
+      observationWindowMs: 10_000,
+      ...session,
+    });
     opened.push(test);
     return test;
   };

@@ -4,11 +4,7 @@
  *
  * @packageDocumentation
  */
+
+export { leftoverEntries } from '../code-mode-session.js';
 export { descendantProcesses } from './child-processes.js';
 export { describeEngineConformance, type EngineConformanceOptions } from './engine-conformance.js';
-export {
-  leftoverEntries,
-  openTestSession,
-  type TestSession,
-  type TestSessionOptions,
-} from './test-session.js';

@@ -3,29 +3,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRuntime, type Invocation, RunContext, type StreamEvent, type Tool } from '@ghost/core';
 import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/internal';
-import type { CodeModePlacement, CodeModeSession, EngineV1 } from '../engine.js';
-import { type CodeModeLimits, resolveCodeModeLimits } from '../limits.js';
-import { createSandboxFactory, type SandboxChoice } from '../sandbox-factory.js';
-import { ToolBroker } from '../tool-broker.js';
-import { ToolCatalog } from '../tool-catalog.js';
+import { defaultObservationWindowMs } from './code-mode.js';
+import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
+import { type CodeModeLimits, resolveCodeModeLimits } from './limits.js';
+import { createSandboxFactory, type SandboxChoice } from './sandbox-factory.js';
+import { ToolBroker } from './tool-broker.js';
+import { ToolCatalog } from './tool-catalog.js';
 
-/** The options of {@link openTestSession}. */
-export interface TestSessionOptions {
+/** The options of {@link openCodeModeSession}. */
+export interface CodeModeSessionOptions {
   readonly engine: EngineV1;
   readonly tools?: readonly Tool[];
   /** Default `'unrestricted'`. */
   readonly sandbox?: SandboxChoice;
   readonly placement?: CodeModePlacement;
   readonly limits?: Partial<CodeModeLimits>;
-  /** Default 10,000 ms, so a test that forgets to finish fails fast. */
+  /** How long each observation watches a program. Default 60,000 ms. */
   readonly observationWindowMs?: number;
   readonly prewarm?: boolean;
   /** The shared `maxToolCalls` of the pretend run. Default 1,000. */
   readonly maxToolCalls?: number;
 }
 
-/** A session opened outside an agent, with what a test needs to look at. */
-export interface TestSession {
+/** A session opened outside an agent, with the tool events its programs caused. */
+export interface OpenedCodeModeSession {
   readonly session: CodeModeSession;
   /** The tool events (`tool_start`, `tool_stop`) the brokered calls emitted. */
   readonly events: StreamEvent[];
@@ -36,28 +37,28 @@ export interface TestSession {
 }
 
 /**
- * Opens an engine's session the way code mode does for a run (real catalog, real broker, the
- * real tool pipeline, a real sandbox factory), but without an agent, so tests can drive `execute`,
- * `wait` and `stop` directly.
+ * Opens an engine's session the way code mode does for a run (the catalog, the broker, the tool
+ * pipeline, the sandbox), but without an agent or a model: for applications that run programs
+ * themselves, for benchmarks, and for tests that drive `execute`, `wait` and `stop` directly.
  *
  * @example
  * ```ts
- * const { session, close } = await openTestSession({ engine: quickjsEngine, tools: [lookup] });
+ * const { session, close } = await openCodeModeSession({ engine: quickjsEngine, tools: [lookup] });
  * const result = await session.execute('await tools.lookup({ query: "refunds" })');
  * await close();
  * ```
  */
-export async function openTestSession(options: TestSessionOptions): Promise<TestSession> {
-  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-test-'));
+export async function openCodeModeSession(options: CodeModeSessionOptions): Promise<OpenedCodeModeSession> {
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-'));
   const runtime = createRuntime({ workspaceRoot });
   const tools = options.tools ?? [];
   const limits = resolveCodeModeLimits(options.limits ?? {});
-  const catalog = ToolCatalog.fromTools(tools, 'Test session');
+  const catalog = ToolCatalog.fromTools(tools, 'Code-mode session');
   const controller = new AbortController();
   const invocation: Invocation = Object.freeze({
-    invocationId: 'test-invocation',
-    runId: 'test-run',
-    agentName: 'test',
+    invocationId: 'code-mode-session',
+    runId: 'code-mode-session',
+    agentName: 'code-mode-session',
     input: '',
     actorId: undefined,
     context: Object.freeze({}),
@@ -82,7 +83,7 @@ export async function openTestSession(options: TestSessionOptions): Promise<Test
     limits,
     catalog,
     placement: options.placement ?? 'process',
-    observationWindowMs: options.observationWindowMs ?? 10_000,
+    observationWindowMs: options.observationWindowMs ?? defaultObservationWindowMs,
     prewarm: options.prewarm ?? true,
   });
   return {

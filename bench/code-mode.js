@@ -1,0 +1,137 @@
+// Code-mode figures: QuickJS programs in fresh host processes (sandbox 'unrestricted' until the
+// native sandbox lands), measured through the public session API.
+import { readFile } from 'node:fs/promises';
+import { openCodeModeSession } from '@ghost/code-mode';
+import { defineTool } from '@ghost/core';
+import { quickjsEngine } from '@ghost/engine-quickjs';
+import Type from 'typebox';
+import { measureSamples } from './measure.js';
+
+const delay = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+const noop = defineTool({
+  name: 'noop',
+  description: 'Does nothing.',
+  input: Type.Object({}),
+  execute: () => null,
+});
+const sleep20 = defineTool({
+  name: 'sleep20',
+  description: 'Takes 20 ms.',
+  input: Type.Object({}),
+  execute: () => delay(20).then(() => null),
+});
+const limits = { programs: 100_000, toolCalls: 100_000 };
+
+async function timed(work) {
+  const startedAt = performance.now();
+  const result = await work();
+  if (result.status !== 'completed') throw new Error(`bench program failed: ${result.error}`);
+  return performance.now() - startedAt;
+}
+
+async function withSession(options, work) {
+  const opened = await openCodeModeSession({
+    engine: quickjsEngine,
+    sandbox: 'unrestricted',
+    limits,
+    maxToolCalls: 1_000_000,
+    ...options,
+  });
+  try {
+    return await work(opened.session);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Resident memory of this process's direct children (the engine hosts), in MiB. */
+async function hostResidentMiB() {
+  const { readdir } = await import('node:fs/promises');
+  const sizes = [];
+  for (const entry of await readdir('/proc')) {
+    try {
+      const status = await readFile(`/proc/${entry}/status`, 'utf8');
+      if (!status.includes(`\nPPid:\t${process.pid}\n`)) continue;
+      const resident = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (resident) sizes.push(Number(resident[1]) / 1024);
+    } catch {}
+  }
+  return sizes;
+}
+
+export async function codeModeFigures() {
+  const results = [];
+  // A prewarmed host is ready once its handshake is done; give it the time before each sample.
+  results.push(
+    await withSession({}, (session) =>
+      measureSamples('code mode: warm exec of `1` (process, prewarmed)', async () => {
+        await delay(900);
+        return timed(() => session.execute('1'));
+      }),
+    ),
+  );
+  results.push(
+    await withSession({ prewarm: false }, (session) =>
+      measureSamples(
+        'code mode: cold exec of `1` (process, no spare)',
+        () => timed(() => session.execute('1')),
+        {
+          runs: 20,
+          warmup: 2,
+        },
+      ),
+    ),
+  );
+  const calls = 200;
+  results.push(
+    await withSession({ tools: [noop] }, (session) =>
+      measureSamples(
+        'code mode: guest → no-op tool round trip (process)',
+        async () => {
+          await delay(900);
+          const program = `for (let i = 0; i < ${calls}; i++) await tools.noop({});`;
+          const total = await timed(() => session.execute(program));
+          await delay(900);
+          const empty = await timed(() => session.execute('1'));
+          return (total - empty) / calls;
+        },
+        { runs: 10, warmup: 2 },
+      ),
+    ),
+  );
+  results.push(
+    await withSession({ tools: [sleep20] }, (session) =>
+      measureSamples(
+        'code mode: 64 parallel 20 ms calls, concurrency 8',
+        async () => {
+          await delay(900);
+          return timed(() =>
+            session.execute('await Promise.all(Array.from({ length: 64 }, () => tools.sleep20({})))'),
+          );
+        },
+        { runs: 10, warmup: 2 },
+      ),
+    ),
+  );
+  const sessions = 4;
+  const perSession = 10;
+  const startedAt = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, () =>
+      withSession({}, async (session) => {
+        for (let index = 0; index < perSession; index += 1) await timed(() => session.execute('1 + 1'));
+      }),
+    ),
+  );
+  const seconds = (performance.now() - startedAt) / 1000;
+  const throughput = (sessions * perSession) / seconds;
+  const resident = await withSession({ tools: [sleep20] }, async (session) => {
+    await delay(900);
+    const running = session.execute('await tools.sleep20({}); await tools.sleep20({}); 1');
+    await delay(15);
+    const sizes = await hostResidentMiB();
+    await running;
+    return sizes;
+  });
+  return { results, throughput, resident };
+}
