@@ -2,17 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { runDemo } from './run-demo.js';
 
 describe('the demo', () => {
-  it('streams the answer, shows both tool calls and a summary, and completes', async () => {
+  it('runs one program that looks both policies up in parallel, and answers from it', async () => {
     let output = '';
     const outcome = await runDemo((text) => {
       output += text;
     });
     expect(outcome).toBe('completed');
     expect(output).toContain('The model is scripted');
-    expect(output).toMatch(/\[tool\] help_center_lookup ok in \d+ ms: .*refunds/);
-    expect(output).toMatch(/\[tool\] help_center_lookup ok in \d+ ms: .*shipping/);
-    expect(output).toContain('Orders ship within 2 business days');
+    expect(output).toContain("[program] quickjs in sandbox 'unrestricted':");
+    expect(output).toContain("    tools.help_center_lookup({ query: 'refund policy' }),");
+    expect(output).toMatch(
+      /\[tool\] help_center_lookup \(from the program\) ok in \d+ ms: Refunds are available within 30 days\./,
+    );
+    expect(output).toMatch(
+      /\[tool\] help_center_lookup \(from the program\) ok in \d+ ms: Standard shipping takes three to five days\./,
+    );
+    expect(output).toContain(
+      '[program] completed; output:\n    Refunds are available within 30 days.\n    Standard shipping takes three to five days.\n',
+    );
     expect(output).toContain('outcome: completed');
-    expect(output).toContain('usage:   487 in, 79 out tokens');
+    expect(output).toContain("sandbox: 'unrestricted'");
+    expect(output).not.toMatch(/\[tool\] exec/);
   });
 });

@@ -1,10 +1,17 @@
 import { createRuntime, type StreamEvent } from '@ghost/core';
-import { createSupportAgent } from './support-agent.js';
+import { createResearchAgent } from './research-agent.js';
+
+function describeSandbox(name: string | undefined): string {
+  if (name === undefined) return 'none (no program ran)';
+  if (name === 'unrestricted')
+    return "'unrestricted': a plain child process with a cleared environment and a private workspace, no OS sandbox";
+  return `'${name}'`;
+}
 
 /** Where the demo writes: stdout in the app, a buffer in tests. */
 export type Write = (text: string) => void;
 
-const question = 'How do refunds work, and how fast do you ship?';
+const question = 'What are the refund and shipping policies?';
 
 function formatMs(milliseconds: number): string {
   return milliseconds < 1000 ? `${milliseconds.toFixed(0)} ms` : `${(milliseconds / 1000).toFixed(2)} s`;
@@ -15,16 +22,27 @@ function formatUsage(usage: { inputTokens: number | undefined; outputTokens: num
   return `${count(usage.inputTokens)} in, ${count(usage.outputTokens)} out`;
 }
 
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => (line === '' ? '' : `    ${line}`))
+    .join('\n');
+}
+
 /**
- * Runs the support agent once and prints it for a person: the answer as it streams, one line per
- * tool call with its timing, and a summary. Returns the run's outcome.
+ * Runs the research agent once in code mode and prints it for a person: the program the model
+ * wrote, each tool call the program made (brokered back to this process), the program's result,
+ * the answer as it streams, and a summary. Returns the run's outcome.
  */
 export async function runDemo(write: Write): Promise<string> {
-  const agent = createSupportAgent();
-  const runtime = createRuntime();
+  const agent = createResearchAgent();
+  // Built-in plugins ('quickjs') are imported from the application's directory; the demo may run
+  // from the repository root, so it imports them from its own package instead.
+  const runtime = createRuntime({ importModule: (specifier) => import(specifier) });
   const startedAt = performance.now();
-  write('Ghost demo: a support agent answering from a help center.\n');
-  write('The model is scripted (no API key needed); the tools, run and events are real.\n\n');
+  write('Ghost demo: a research agent in code mode.\n');
+  write('The model is scripted (no API key needed); the program, engine, tools and events are real.\n\n');
   write(`> ${question}\n\n`);
 
   const stream = agent.streamAsk(question, { runtime });
@@ -39,14 +57,26 @@ export async function runDemo(write: Write): Promise<string> {
         write(event.data.text);
         isMidLine = true;
         break;
+      case 'program_start':
+        endLine();
+        write(
+          `  [program] ${event.data.engine} in sandbox '${event.data.sandbox}':\n${indent(event.data.source)}\n`,
+        );
+        break;
       case 'tool_stop': {
         endLine();
         const mark = event.data.status === 'success' ? 'ok' : 'error';
+        const via = event.data.parentToolCallId ? ' (from the program)' : '';
         write(
-          `  [tool] ${event.data.toolName} ${mark} in ${formatMs(event.data.durationMs)}: ${event.data.content}\n`,
+          `  [tool] ${event.data.toolName}${via} ${mark} in ${formatMs(event.data.durationMs)}: ${event.data.content}\n`,
         );
         break;
       }
+      case 'program_stop':
+        endLine();
+        write(`  [program] ${event.data.status}; output:\n${indent(event.data.output)}\n`);
+        if (event.data.error) write(`  [program] error: ${event.data.error}\n`);
+        break;
       case 'model_stop':
         endLine();
         break;
@@ -57,6 +87,7 @@ export async function runDemo(write: Write): Promise<string> {
   write(`outcome: ${run.outcome}\n`);
   write(`turns:   ${run.result?.turns ?? 0}, tool calls: ${run.result?.toolCalls ?? 0}\n`);
   write(`usage:   ${formatUsage(run.usage)} tokens\n`);
+  write(`sandbox: ${describeSandbox(run.sandbox?.name)}\n`);
   write(`time:    ${formatMs(performance.now() - startedAt)}\n`);
   if (run.error) write(`error:   ${run.error.message}\n`);
   return run.outcome ?? 'failed';
