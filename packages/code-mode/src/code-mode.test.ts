@@ -1,0 +1,148 @@
+import {
+  createRuntime,
+  defineAgent,
+  defineSandboxBackend,
+  defineTool,
+  SandboxUnavailableError,
+} from '@ghost/core';
+import { ScriptedModel } from '@ghost/core/testing';
+import Type from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { codeMode } from './code-mode.js';
+import { CodeModeConfigurationError } from './errors.js';
+import { defaultCodeModeLimits, resolveCodeModeLimits } from './limits.js';
+import { createSandboxFactory } from './sandbox-factory.js';
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks up.',
+  input: Type.Object({}),
+  execute: () => 'x',
+});
+const model = () => new ScriptedModel([{ text: 'hi' }]);
+
+function agentWith(options: Parameters<typeof codeMode>[0], tools = [lookup]) {
+  return () => defineAgent({ name: 'research', model: model(), tools, codeMode: codeMode(options) });
+}
+
+describe('codeMode() settings', () => {
+  it('rejects unknown options and limits, and bad values, when the agent is defined', () => {
+    expect(() => codeMode({ engines: 'quickjs' } as never)).toThrow(/has no option 'engines'/);
+    expect(() => codeMode({ limits: { wallSecond: 5 } as never })).toThrow(
+      /no limit 'wallSecond'. Known limits: sourceBytes/,
+    );
+    expect(() => codeMode({ limits: { programs: 0 } })).toThrow(
+      /limits.programs is 0; use a whole number greater than 0/,
+    );
+    expect(() => codeMode({ limits: { toolCalls: 2.5 } })).toThrow(CodeModeConfigurationError);
+    expect(() => codeMode({ placement: 'cloud' as never })).toThrow(/placement is 'process' or 'thread'/);
+    expect(() => codeMode({ observationWindowMs: -1 })).toThrow(/observationWindowMs/);
+  });
+
+  it('rejects an except name that is not a tool, and tools code mode cannot name', () => {
+    expect(agentWith({ except: ['lookpu'] })).toThrow(
+      /except names 'lookpu', which is not one of the agent's tools \(lookup\)/,
+    );
+    const exec = defineTool({
+      name: 'exec',
+      description: 'Runs.',
+      input: Type.Object({}),
+      execute: () => 'x',
+    });
+    expect(agentWith({}, [exec])).toThrow(/reserves/);
+    expect(agentWith({ except: ['exec'] }, [exec])).toThrow(/exec, wait and stop are code mode's controls/);
+    const clash = defineTool({
+      name: 'look-up',
+      description: 'x',
+      input: Type.Object({}),
+      execute: () => 'x',
+    });
+    const clash2 = defineTool({
+      name: 'look_up',
+      description: 'x',
+      input: Type.Object({}),
+      execute: () => 'x',
+    });
+    expect(agentWith({}, [clash, clash2])).toThrow(/would both be tools.look_up/);
+    expect(agentWith({ except: ['look-up'] }, [clash, clash2])).not.toThrow();
+  });
+
+  it('rejects a codeMode value not made by codeMode()', () => {
+    expect(() => defineAgent({ name: 'a', model: model(), codeMode: { kind: 'other' } as never })).toThrow(
+      /not made with codeMode\(\)/,
+    );
+  });
+
+  it('merges limits key by key: defaults, then the runtime, then the agent', () => {
+    expect(resolveCodeModeLimits({ wallSeconds: 900, programs: 4 }, { programs: 2 })).toEqual({
+      ...defaultCodeModeLimits,
+      wallSeconds: 900,
+      programs: 2,
+    });
+  });
+
+  it("fails the run closed with SandboxUnavailableError when 'native' has no backend here", async () => {
+    const agent = defineAgent({ name: 'research', model: model(), tools: [lookup], codeMode: codeMode({}) });
+    const run = await agent.ask('hi', { runtime: createRuntime() });
+    expect(run.outcome).toBe('failed');
+    expect(SandboxUnavailableError.isInstance(run.error)).toBe(true);
+    expect(run.error?.message).toMatch(/native sandbox|not supported/);
+    expect(run.error?.message).toContain("sandbox: 'unrestricted'");
+  });
+
+  it('refuses the thread placement without an explicit unrestricted sandbox', async () => {
+    const agent = defineAgent({
+      name: 'r',
+      model: model(),
+      tools: [lookup],
+      codeMode: codeMode({ placement: 'thread' }),
+    });
+    const run = await agent.ask('hi', { runtime: createRuntime() });
+    expect(run.error?.message).toMatch(/placement 'thread' .* needs sandbox: 'unrestricted'/);
+  });
+});
+
+describe('createSandboxFactory', () => {
+  const capabilities = {
+    processTreeOwnership: false,
+    subprocessDenial: false,
+    networkIsolation: true,
+    filesystemIsolation: true,
+    memoryLimit: true,
+    cpuLimit: true,
+    fileSizeLimit: true,
+    environmentIsolation: true,
+  };
+  const backend = (detection: object) =>
+    defineSandboxBackend({
+      kind: 'sandbox',
+      specificationVersion: 'sandbox-v1',
+      name: 'jail',
+      platforms: ['linux'],
+      detect: async () => detection as never,
+      spawn: async () => {
+        throw new Error('not reached');
+      },
+    });
+
+  it("passes on the backend's reason when it is unavailable here", async () => {
+    const unavailable = backend({
+      available: false,
+      reason: 'bwrap is not installed: apt-get install bubblewrap',
+      capabilities,
+    });
+    await expect(createSandboxFactory(unavailable, createRuntime(), defaultCodeModeLimits)).rejects.toThrow(
+      "Sandbox 'jail' cannot contain programs on this machine: bwrap is not installed: apt-get install bubblewrap.",
+    );
+  });
+
+  it('refuses a backend that neither owns the process tree nor denies subprocesses', async () => {
+    await expect(
+      createSandboxFactory(
+        backend({ available: true, capabilities }),
+        createRuntime(),
+        defaultCodeModeLimits,
+      ),
+    ).rejects.toThrow(/neither owns the program's process tree nor denies subprocesses/);
+  });
+});
