@@ -113,6 +113,31 @@ export async function codeModeFigures() {
       ),
     ),
   );
+  // The thread placement (piscina workers, sandbox 'unrestricted' only): language isolation alone.
+  results.push(
+    await withSession({ placement: 'thread' }, (session) =>
+      measureSamples('code mode: warm exec of `1` (thread, prewarmed)', async () => {
+        await delay(100);
+        return timed(() => session.execute('1'));
+      }),
+    ),
+  );
+  results.push(
+    await withSession({ tools: [noop], placement: 'thread' }, (session) =>
+      measureSamples(
+        'code mode: guest → no-op tool round trip (thread)',
+        async () => {
+          await delay(100);
+          const program = `for (let i = 0; i < ${calls}; i++) await tools.noop({});`;
+          const total = await timed(() => session.execute(program));
+          await delay(100);
+          const empty = await timed(() => session.execute('1'));
+          return (total - empty) / calls;
+        },
+        { runs: 10, warmup: 2 },
+      ),
+    ),
+  );
   const sessions = 4;
   const perSession = 10;
   const startedAt = performance.now();
@@ -125,13 +150,22 @@ export async function codeModeFigures() {
   );
   const seconds = (performance.now() - startedAt) / 1000;
   const throughput = (sessions * perSession) / seconds;
+  const threadStartedAt = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, () =>
+      withSession({ placement: 'thread' }, async (session) => {
+        for (let index = 0; index < perSession * 5; index += 1) await timed(() => session.execute('1 + 1'));
+      }),
+    ),
+  );
+  const threadThroughput = (sessions * perSession * 5) / ((performance.now() - threadStartedAt) / 1000);
   const resident = await withSession({ tools: [sleep20] }, async (session) => {
     await delay(900);
-    const running = session.execute('await tools.sleep20({}); await tools.sleep20({}); 1');
-    await delay(15);
+    const running = session.execute('for (let i = 0; i < 10; i++) await tools.sleep20({}); 1');
+    await delay(100);
     const sizes = await hostResidentMiB();
     await running;
     return sizes;
   });
-  return { results, throughput, resident };
+  return { results, throughput, threadThroughput, resident };
 }

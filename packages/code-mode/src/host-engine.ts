@@ -1,8 +1,11 @@
+import { pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
 import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
 import type { GuestToolEntry, HostLimits } from './protocol.js';
+import { launchThreadHost } from './thread-host-link.js';
 
 /** How a JavaScript engine's host is started. */
 export interface HostEngineOptions {
@@ -14,6 +17,11 @@ export interface HostEngineOptions {
   readonly nodeOptions?: readonly string[];
   /** Paths the host reads: the engine's code and files, and those of its dependencies. */
   readonly runtimePaths: readonly string[];
+  /**
+   * The absolute path of the worker file for `placement: 'thread'`, whose default export is
+   * `createThreadTask(driver)`. Without it the engine supports the process placement only.
+   */
+  readonly threadScript?: string;
 }
 
 /**
@@ -27,13 +35,9 @@ export interface HostEngineOptions {
  * ```
  */
 export function openHostSession(context: EngineOpenContext, options: HostEngineOptions): CodeModeSession {
-  if (context.placement !== 'process') {
-    throw new CodeModeConfigurationError(
-      `Engine '${options.engine}' runs programs in a host process; placement '${context.placement}' needs a thread host.`,
-    );
-  }
   const tools = guestTools(context);
   const limits = hostLimits(context);
+  if (context.placement === 'thread') return openThreadSession(context, options, tools, limits);
   const args = [
     '--experimental-permission',
     ...options.runtimePaths.map((path) => `--allow-fs-read=${path}`),
@@ -54,6 +58,37 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
         limits,
         command: { command: process.execPath, args, runtimePaths: options.runtimePaths },
       }),
+  });
+}
+
+function openThreadSession(
+  context: EngineOpenContext,
+  options: HostEngineOptions,
+  tools: GuestToolEntry[],
+  limits: HostLimits,
+): CodeModeSession {
+  if (options.threadScript === undefined) {
+    throw new CodeModeConfigurationError(
+      `Engine '${options.engine}' has no thread host; use placement 'process'.`,
+    );
+  }
+  // One running program and one spare: the session's own pool, destroyed when it closes.
+  const pool = new Piscina({
+    filename: pathToFileURL(options.threadScript).href,
+    minThreads: context.prewarm ? 2 : 1,
+    maxThreads: 2,
+    idleTimeout: 60_000,
+    // Workers load the engine's built files with plain Node, whatever flags and loaders this
+    // process was started with (a test runner's, say).
+    execArgv: [],
+  });
+  return new HostSession({
+    broker: context.broker,
+    limits: context.limits,
+    observationWindowMs: context.observationWindowMs,
+    prewarm: context.prewarm,
+    launch: () => launchThreadHost({ pool, tools, limits }),
+    release: () => pool.destroy(),
   });
 }
 

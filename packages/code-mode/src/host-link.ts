@@ -6,6 +6,7 @@ import {
   type ParentFrame,
   parseHostFrame,
   protocolVersion,
+  type SetupFrame,
 } from './protocol.js';
 import type { SandboxedCommand, SandboxFactory } from './sandbox-factory.js';
 
@@ -47,97 +48,127 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null, stderr
 }
 
 /**
- * Starts a host process through the sandbox and speaks the protocol on its fd 3: expects `hello`
- * with our protocol version, sends `setup`, waits for `ready`. Anything else, a frame over the
- * cap, or the process ending, loses the host.
+ * The parent's side of the handshake and the link's fate, shared by every placement: expects
+ * `hello` with our protocol version, sends `setup`, waits for `ready`, then passes frames on.
+ * Anything out of order loses the host.
+ */
+export class HostLinkState {
+  readonly ready: Promise<void>;
+  readonly lost: Promise<string>;
+  #listener: ((frame: HostFrame) => void) | undefined;
+  #stage: 'hello' | 'ready' | 'running' = 'hello';
+  #isLost = false;
+  #reportLost: (reason: string) => void = () => {};
+  #markReady: () => void = () => {};
+  #failReady: (error: Error) => void = () => {};
+  readonly #setup: SetupFrame;
+
+  constructor(setup: SetupFrame) {
+    this.#setup = setup;
+    this.lost = new Promise<string>((resolve) => {
+      this.#reportLost = resolve;
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#markReady = resolve;
+      this.#failReady = reject;
+    });
+    this.ready.catch(() => {}); // a spare that fails before anyone asks for it is not an unhandled rejection
+  }
+
+  get isLost(): boolean {
+    return this.#isLost;
+  }
+
+  onFrame(listener: (frame: HostFrame) => void): void {
+    this.#listener = listener;
+  }
+
+  /** Handles one raw frame; `send` answers the handshake. Returns false once the host is lost. */
+  receive(raw: unknown, send: (frame: SetupFrame) => void): boolean {
+    if (this.#isLost) return false;
+    let frame: HostFrame;
+    try {
+      frame = parseHostFrame(raw);
+    } catch (error) {
+      this.breakProtocol((error as Error).message);
+      return false;
+    }
+    if (this.#stage === 'hello') {
+      if (frame.type !== 'hello' || frame.protocol !== protocolVersion) {
+        this.breakProtocol(
+          `expected hello with protocol ${protocolVersion}, got ${JSON.stringify(frame).slice(0, 200)}`,
+        );
+        return false;
+      }
+      this.#stage = 'ready';
+      send(this.#setup);
+    } else if (this.#stage === 'ready') {
+      if (frame.type !== 'ready') {
+        this.breakProtocol(`expected ready, got '${frame.type}'`);
+        return false;
+      }
+      this.#stage = 'running';
+      this.#markReady();
+    } else {
+      this.#listener?.(frame);
+    }
+    return true;
+  }
+
+  breakProtocol(message: string): void {
+    this.lose(`The engine host broke the protocol: ${message}`);
+  }
+
+  /** Records, once, that the host is gone. */
+  lose(reason: string): void {
+    if (this.#isLost) return;
+    this.#isLost = true;
+    this.#failReady(new Error(reason));
+    this.#reportLost(reason);
+  }
+}
+
+/**
+ * Starts a host process through the sandbox and speaks the protocol on its fd 3. A frame over
+ * the cap, a frame out of order, or the process ending loses the host.
  */
 export function launchProcessHost(options: ProcessHostOptions): HostLink {
-  let listener: ((frame: HostFrame) => void) | undefined;
-  let stage: 'hello' | 'ready' | 'running' = 'hello';
-  let reportLost: (reason: string) => void = () => {};
-  const lost = new Promise<string>((resolve) => {
-    reportLost = resolve;
-  });
-  let isLost = false;
-  const loseHost = (reason: string) => {
-    if (isLost) return;
-    isLost = true;
-    reportLost(reason);
-  };
-  let markReady: () => void = () => {};
-  let failReady: (error: Error) => void = () => {};
-  const ready = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    failReady = reject;
-  });
-  ready.catch(() => {}); // a spare that fails before anyone asks for it must not be an unhandled rejection
-
+  const state = new HostLinkState({ type: 'setup', tools: options.tools, limits: options.limits });
   const starting = options.sandbox.spawn(options.command);
   starting.then(
     (child) => {
       const decoder = new FrameDecoder();
-      const breakProtocol = (message: string) => {
-        const reason = `The engine host broke the protocol: ${message}`;
-        failReady(new Error(reason));
-        loseHost(reason);
-        child.kill();
-      };
+      const sendSetup = (frame: SetupFrame) => child.channel.write(encodeFrame(frame));
       child.channel.on('data', (chunk: Buffer) => {
-        if (isLost) return;
-        let frames: HostFrame[];
+        if (state.isLost) return;
+        let frames: unknown[] = [];
         try {
-          frames = decoder.push(chunk).map(parseHostFrame);
+          frames = decoder.push(chunk);
         } catch (error) {
-          breakProtocol((error as Error).message);
-          return;
+          state.breakProtocol((error as Error).message);
         }
-        for (const frame of frames) {
-          if (isLost) return;
-          if (stage === 'hello') {
-            if (frame.type !== 'hello' || frame.protocol !== protocolVersion) {
-              breakProtocol(
-                `expected hello with protocol ${protocolVersion}, got ${JSON.stringify(frame).slice(0, 200)}`,
-              );
-              return;
-            }
-            stage = 'ready';
-            child.channel.write(encodeFrame({ type: 'setup', tools: options.tools, limits: options.limits }));
-          } else if (stage === 'ready') {
-            if (frame.type !== 'ready') {
-              breakProtocol(`expected ready, got '${frame.type}'`);
-              return;
-            }
-            stage = 'running';
-            markReady();
-          } else {
-            listener?.(frame);
-          }
-        }
+        for (const frame of frames) if (!state.receive(frame, sendSetup)) break;
+        if (state.isLost) child.kill();
       });
       child.channel.on('error', () => {});
       void child.exited.then((exit) => {
-        const reason = describeExit(exit.code, exit.signal, child.stderr.bytesSeen);
-        failReady(new Error(reason));
-        loseHost(reason);
+        state.lose(describeExit(exit.code, exit.signal, child.stderr.bytesSeen));
       });
     },
     (error: unknown) => {
-      failReady(error instanceof Error ? error : new Error(String(error)));
-      loseHost(`The engine host could not start: ${(error as Error).message}`);
+      state.lose(`The engine host could not start: ${(error as Error).message}`);
     },
   );
 
   return {
-    ready,
-    lost,
+    ready: state.ready,
+    lost: state.lost,
     send(frame) {
       void starting.then((child) => {
-        if (!isLost) child.channel.write(encodeFrame(frame));
+        if (!state.isLost) child.channel.write(encodeFrame(frame));
       });
     },
-    onFrame(next) {
-      listener = next;
-    },
+    onFrame: (listener) => state.onFrame(listener),
     terminate() {
       void starting.then(
         (child) => child.kill('SIGKILL'),

@@ -17,6 +17,8 @@ export interface HostSessionOptions {
   readonly observationWindowMs: number;
   /** Start the next host before it is needed. */
   readonly prewarm: boolean;
+  /** Releases what the session shares between its hosts (a worker pool); run last by `close()`. */
+  readonly release?: () => Promise<void>;
 }
 
 interface FinalState {
@@ -164,6 +166,8 @@ export class HostSession implements CodeModeSession {
     this.#program = undefined;
     if (this.#spare) this.#track(this.#spare.link.close());
     this.#spare = undefined;
+    const { release } = this.#options;
+    if (release) this.#track(Promise.allSettled([...this.#cleanups]).then(() => release()));
     const { cleanupSeconds } = this.#options.limits;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {

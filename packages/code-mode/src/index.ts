@@ -54,5 +54,11 @@ export {
   type SandboxFactory,
 } from './sandbox-factory.js';
 export { type BrokerCallTool, type ProgramToolCalls, ToolBroker } from './tool-broker.js';
-export { type CatalogTool, reservedIdentifiers, ToolCatalog, toIdentifier } from './tool-catalog.js';
+export {
+  type CatalogTool,
+  type CatalogToolJson,
+  reservedIdentifiers,
+  ToolCatalog,
+  toIdentifier,
+} from './tool-catalog.js';
 export { unrestrictedCapabilities, unrestrictedSandbox } from './unrestricted-sandbox.js';

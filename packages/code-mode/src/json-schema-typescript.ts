@@ -1,26 +1,57 @@
 import type { JsonSchema } from '@ghost/core';
 
-type Schema = Record<string, unknown>;
+/** A schema object as this module reads it: any keyword may be missing or malformed. */
+type SchemaObject = Readonly<Record<string, unknown>>;
+
+/**
+ * A rendered type with what its parent needs to know to combine it: the top-level operator
+ * decides where parentheses go, and the operands let nested unions and intersections flatten
+ * (`A | (B | C)` becomes `A | B | C`) and drop duplicates.
+ */
+interface TypeExpression {
+  readonly text: string;
+  readonly operator: '|' | '&' | undefined;
+  /** The operands of `operator`, or just `text` when there is none. */
+  readonly operands: readonly string[];
+}
 
 const identifierPattern = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/** Keywords worth telling the model about a value, shown after its description. */
+/**
+ * Keywords TypeScript cannot express but the model should still obey, shown in the doc comment
+ * after the description, in this order so the output never depends on the schema's key order.
+ */
 const hintKeywords = [
   'default',
   'minimum',
   'maximum',
   'exclusiveMinimum',
   'exclusiveMaximum',
+  'multipleOf',
   'minLength',
   'maxLength',
-  'minItems',
-  'maxItems',
   'pattern',
   'format',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
   'examples',
 ] as const;
 
-function isSchema(value: unknown): value is Schema {
+const unknownType = single('unknown');
+const neverType = single('never');
+const nullType = single('null');
+
+/** The catch-all object type, which says nothing an intersection's other operands do not. */
+const anyObjectText = 'Record<string, unknown>';
+
+function single(text: string): TypeExpression {
+  return { text, operator: undefined, operands: [text] };
+}
+
+function isSchemaObject(value: unknown): value is SchemaObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -28,155 +59,294 @@ function propertyKey(name: string): string {
   return identifierPattern.test(name) ? name : JSON.stringify(name);
 }
 
-/** A JSDoc block for a schema's description and hints, or nothing when it has neither. */
-export function schemaComment(schema: unknown, indent: string): string {
-  if (!isSchema(schema)) return '';
-  const lines: string[] = [];
-  if (typeof schema.description === 'string' && schema.description.trim() !== '') {
-    lines.push(...schema.description.trim().split('\n'));
+function literal(value: unknown): TypeExpression {
+  // JSON text is a valid TypeScript literal type for every JSON value: strings, numbers,
+  // booleans, null, and objects and arrays (as type literals and tuples).
+  return single(JSON.stringify(value));
+}
+
+function union(expressions: readonly TypeExpression[]): TypeExpression {
+  const members: string[] = [];
+  for (const expression of expressions) {
+    // `unknown` absorbs every other member and `never` adds nothing to a union.
+    if (expression.text === 'unknown') return unknownType;
+    if (expression.text === 'never') continue;
+    const operands = expression.operator === '|' ? expression.operands : [expression.text];
+    for (const operand of operands) {
+      if (!members.includes(operand)) members.push(operand);
+    }
   }
-  const hints: string[] = [];
+  if (members.length === 0) return neverType;
+  if (members.length === 1) {
+    const only = members[0]!;
+    return expressions.find((expression) => expression.text === only) ?? single(only);
+  }
+  return { text: members.join(' | '), operator: '|', operands: members };
+}
+
+function intersection(expressions: readonly TypeExpression[]): TypeExpression {
+  const unique: TypeExpression[] = [];
+  for (const expression of expressions) {
+    // `never` absorbs every other operand and `unknown` adds nothing to an intersection.
+    if (expression.text === 'never') return neverType;
+    if (expression.text === 'unknown') continue;
+    if (!unique.some((each) => each.text === expression.text)) unique.push(expression);
+  }
+  const kept: TypeExpression[] = [];
+  for (const expression of unique) {
+    // `type: 'object'` beside `anyOf` objects would only add `Record<string, unknown> & ...`.
+    if (expression.text === anyObjectText && unique.length > 1) continue;
+    kept.push(expression);
+  }
+  if (kept.length === 0) return unknownType;
+  if (kept.length === 1) return kept[0]!;
+  const operands: string[] = [];
+  for (const expression of kept) {
+    const parts =
+      expression.operator === '&'
+        ? expression.operands
+        : [expression.operator === '|' ? `(${expression.text})` : expression.text];
+    for (const part of parts) {
+      if (!operands.includes(part)) operands.push(part);
+    }
+  }
+  return { text: operands.join(' & '), operator: '&', operands };
+}
+
+function arrayOf(element: TypeExpression): TypeExpression {
+  // `A | B[]` would mean `A | (B[])`, so any operator needs the generic form.
+  return single(element.operator === undefined ? `${element.text}[]` : `Array<${element.text}>`);
+}
+
+function hints(schema: SchemaObject): string[] {
+  const found: string[] = [];
+  // TypeScript has only `number`, so the comment keeps the model from sending 2.5 to an integer.
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes('integer')) found.push('integer');
   for (const keyword of hintKeywords) {
-    if (schema[keyword] !== undefined) hints.push(`${keyword}: ${JSON.stringify(schema[keyword])}`);
+    if (schema[keyword] !== undefined) found.push(`${keyword}: ${JSON.stringify(schema[keyword])}`);
   }
-  if (hints.length > 0) lines.push(hints.join(', '));
-  if (lines.length === 0) return '';
-  // A `*/` inside a description would end the comment early.
-  const safe = lines.map((line) => line.replaceAll('*/', '*\\/'));
+  return found;
+}
+
+function descriptionOf(schema: SchemaObject): string | undefined {
+  for (const keyword of ['description', 'title']) {
+    const value = schema[keyword];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
+/**
+ * A `/** ... *\/` block of `lines` at `indent`, ending in a newline so it can sit right before
+ * the member it documents; empty when there are no lines. One line stays on one line.
+ */
+export function documentationComment(lines: readonly string[], indent: string): string {
+  const safe: string[] = [];
+  for (const line of lines) {
+    for (const part of line.split(/\r?\n/)) {
+      // A `*/` inside a description would end the comment early and break the declarations.
+      safe.push(part.trimEnd().replaceAll('*/', '*\\/'));
+    }
+  }
+  while (safe.length > 0 && safe[safe.length - 1] === '') safe.pop();
+  if (safe.length === 0) return '';
   if (safe.length === 1) return `${indent}/** ${safe[0]} */\n`;
-  return `${indent}/**\n${safe.map((line) => `${indent} * ${line}`).join('\n')}\n${indent} */\n`;
+  const body: string[] = [];
+  for (const line of safe) body.push(line === '' ? `${indent} *` : `${indent} * ${line}`);
+  return `${indent}/**\n${body.join('\n')}\n${indent} */\n`;
 }
 
-function needsParentheses(type: string): boolean {
-  let depth = 0;
-  for (const character of type) {
-    if (character === '{' || character === '(' || character === '[' || character === '<') depth += 1;
-    else if (character === '}' || character === ')' || character === ']' || character === '>') depth -= 1;
-    else if (depth === 0 && (character === '|' || character === '&')) return true;
+/**
+ * The doc comment for a property with this schema: its description (or title), then the
+ * constraints TypeScript cannot express (`default`, `minimum`, `pattern`, `format`, ...), then
+ * the same for an array's items. Empty when there is nothing to say.
+ */
+export function schemaComment(schema: unknown, indent: string): string {
+  if (!isSchemaObject(schema)) return '';
+  const lines: string[] = [];
+  const description = descriptionOf(schema);
+  if (description !== undefined) lines.push(description);
+  const own = hints(schema);
+  if (own.length > 0) lines.push(own.join(', '));
+  if (isSchemaObject(schema.items)) {
+    // `string[]` has nowhere to put a comment, so the items' instructions move up to the array.
+    const parts: string[] = [];
+    const itemDescription = descriptionOf(schema.items);
+    if (itemDescription !== undefined) parts.push(itemDescription);
+    const itemHints = hints(schema.items);
+    if (itemHints.length > 0) parts.push(itemHints.join(', '));
+    if (parts.length > 0) lines.push(`Each item: ${parts.join('; ')}`);
   }
-  return false;
+  if (schema.deprecated === true) lines.push('@deprecated');
+  return documentationComment(lines, indent);
 }
 
-function union(types: readonly string[]): string {
-  const unique = [...new Set(types)];
-  if (unique.includes('unknown')) return 'unknown';
-  return unique
-    .map((type) => (type.includes('&') && needsParentheses(type) ? `(${type})` : type))
-    .join(' | ');
-}
-
-function intersection(types: readonly string[]): string {
-  return types.map((type) => (needsParentheses(type) ? `(${type})` : type)).join(' & ');
-}
-
-function arrayOf(type: string): string {
-  return needsParentheses(type) ? `Array<${type}>` : `${type}[]`;
-}
-
-function literal(value: unknown): string {
-  return value === undefined ? 'undefined' : JSON.stringify(value);
-}
-
-function renderObject(schema: Schema, indent: string): string {
-  const properties = isSchema(schema.properties) ? schema.properties : {};
-  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]) : []);
+function renderObject(schema: SchemaObject, indent: string): TypeExpression {
+  const properties = isSchemaObject(schema.properties) ? schema.properties : {};
+  const required = new Set<unknown>(Array.isArray(schema.required) ? schema.required : []);
   const inner = `${indent}  `;
   const members: string[] = [];
+  const propertyTypes: TypeExpression[] = [];
   for (const [name, propertySchema] of Object.entries(properties)) {
+    const type = render(propertySchema, inner);
+    propertyTypes.push(type);
     const optional = required.has(name) ? '' : '?';
     members.push(
-      `${schemaComment(propertySchema, inner)}${inner}${propertyKey(name)}${optional}: ${render(propertySchema, inner)};`,
+      `${schemaComment(propertySchema, inner)}${inner}${propertyKey(name)}${optional}: ${type.text};`,
     );
   }
-  const indexTypes: string[] = [];
-  if (isSchema(schema.patternProperties)) {
-    for (const patternSchema of Object.values(schema.patternProperties))
+  const indexTypes: TypeExpression[] = [];
+  let indexComment = '';
+  if (isSchemaObject(schema.patternProperties)) {
+    for (const patternSchema of Object.values(schema.patternProperties)) {
       indexTypes.push(render(patternSchema, inner));
+    }
   }
   const additional = schema.additionalProperties;
-  if (isSchema(additional)) indexTypes.push(render(additional, inner));
-  else if (additional === true) indexTypes.push('unknown');
-  const hasProperties = members.length > 0;
-  if (!hasProperties && indexTypes.length === 0) {
-    return additional === false ? 'Record<string, never>' : 'Record<string, unknown>';
+  if (additional === true) indexTypes.push(unknownType);
+  else if (isSchemaObject(additional)) {
+    indexTypes.push(render(additional, inner));
+    indexComment = schemaComment(additional, inner);
   }
-  if (!hasProperties) return `Record<string, ${union(indexTypes)}>`;
+  if (members.length === 0) {
+    if (indexTypes.length === 0)
+      return single(additional === false ? 'Record<string, never>' : anyObjectText);
+    return single(`Record<string, ${union(indexTypes).text}>`);
+  }
   if (indexTypes.length > 0) {
-    // An index signature must admit every named property's type too.
-    members.push(`${inner}[key: string]: unknown;`);
+    // TypeScript requires every named property to fit the index signature, so the named
+    // properties' types join it; the named members above still say exactly what each one is.
+    const indexType = union([...indexTypes, ...propertyTypes]);
+    members.push(`${indexComment}${inner}[key: string]: ${indexType.text};`);
   }
-  return `{\n${members.join('\n')}\n${indent}}`;
+  return single(`{\n${members.join('\n')}\n${indent}}`);
 }
 
-function renderType(schema: Schema, type: string, indent: string): string {
+function renderTuple(
+  schema: SchemaObject,
+  elements: readonly unknown[],
+  rest: unknown,
+  indent: string,
+): TypeExpression {
+  // Only an explicit `minItems` makes trailing elements optional: typebox always sets it, and a
+  // hand-written tuple without it almost always means every element is expected.
+  const minimum = typeof schema.minItems === 'number' ? schema.minItems : elements.length;
+  const parts: string[] = [];
+  for (let position = 0; position < elements.length; position += 1) {
+    const element = render(elements[position], indent);
+    if (position < minimum) parts.push(element.text);
+    else parts.push(element.operator === undefined ? `${element.text}?` : `(${element.text})?`);
+  }
+  if (rest === true || isSchemaObject(rest)) parts.push(`...${arrayOf(render(rest, indent)).text}`);
+  return single(`[${parts.join(', ')}]`);
+}
+
+function renderArray(schema: SchemaObject, indent: string): TypeExpression {
+  // Draft 2020-12 spells a tuple `prefixItems` (+ `items` for the rest); earlier drafts and
+  // typebox spell it `items: [...]` (+ `additionalItems`).
+  if (Array.isArray(schema.prefixItems)) return renderTuple(schema, schema.prefixItems, schema.items, indent);
+  if (Array.isArray(schema.items)) return renderTuple(schema, schema.items, schema.additionalItems, indent);
+  if (schema.items === undefined) return single('unknown[]');
+  return arrayOf(render(schema.items, indent));
+}
+
+function renderType(schema: SchemaObject, type: unknown, indent: string): TypeExpression {
   switch (type) {
     case 'string':
-      return 'string';
+      return single('string');
     case 'number':
     case 'integer':
-      return 'number';
+      return single('number');
     case 'boolean':
-      return 'boolean';
+      return single('boolean');
     case 'null':
-      return 'null';
+      return nullType;
     case 'array':
       return renderArray(schema, indent);
     case 'object':
       return renderObject(schema, indent);
     default:
-      return 'unknown';
+      return unknownType;
   }
 }
 
-function renderArray(schema: Schema, indent: string): string {
-  const tuple = Array.isArray(schema.prefixItems)
-    ? schema.prefixItems
-    : Array.isArray(schema.items)
-      ? schema.items
-      : undefined;
-  if (tuple) return `[${tuple.map((item) => render(item, indent)).join(', ')}]`;
-  return arrayOf(schema.items === undefined ? 'unknown' : render(schema.items, indent));
+/** What `type` (or, without it, the object or array keywords) says, before any combinator. */
+function renderBase(schema: SchemaObject, indent: string): TypeExpression | undefined {
+  if (Array.isArray(schema.type)) {
+    const alternatives: TypeExpression[] = [];
+    for (const type of schema.type) alternatives.push(renderType(schema, type, indent));
+    return union(alternatives);
+  }
+  if (schema.type !== undefined) return renderType(schema, schema.type, indent);
+  const additional = schema.additionalProperties;
+  if (
+    isSchemaObject(schema.properties) ||
+    isSchemaObject(schema.patternProperties) ||
+    isSchemaObject(additional) ||
+    typeof additional === 'boolean'
+  ) {
+    return renderObject(schema, indent);
+  }
+  if (schema.items !== undefined || schema.prefixItems !== undefined) return renderArray(schema, indent);
+  return undefined;
+}
+
+function renderEach(schemas: readonly unknown[], indent: string): TypeExpression[] {
+  const rendered: TypeExpression[] = [];
+  for (const schema of schemas) rendered.push(render(schema, indent));
+  return rendered;
+}
+
+function renderNonNullable(schema: SchemaObject, indent: string): TypeExpression {
+  if (Object.hasOwn(schema, 'const')) return literal(schema.const);
+  if (Array.isArray(schema.enum)) {
+    const literals: TypeExpression[] = [];
+    for (const value of schema.enum) literals.push(literal(value));
+    return union(literals);
+  }
+  // Every keyword present constrains the same value, so the parts intersect: a base type with
+  // `anyOf` alternatives is `Base & (A | B)`, and parts that say nothing (`unknown`) drop out.
+  const parts: TypeExpression[] = [];
+  const base = renderBase(schema, indent);
+  if (base !== undefined) parts.push(base);
+  if (Array.isArray(schema.anyOf)) parts.push(union(renderEach(schema.anyOf, indent)));
+  if (Array.isArray(schema.oneOf)) parts.push(union(renderEach(schema.oneOf, indent)));
+  if (Array.isArray(schema.allOf)) parts.push(intersection(renderEach(schema.allOf, indent)));
+  return intersection(parts);
+}
+
+function render(schema: unknown, indent: string): TypeExpression {
+  // Boolean schemas: `true` accepts anything, `false` nothing.
+  if (schema === true) return unknownType;
+  if (schema === false) return neverType;
+  if (!isSchemaObject(schema)) return unknownType;
+  const rendered = renderNonNullable(schema, indent);
+  // OpenAPI's `nullable: true`; `type: [x, 'null']` is handled as an ordinary union.
+  return schema.nullable === true ? union([rendered, nullType]) : rendered;
 }
 
 /**
- * Renders a JSON Schema as a TypeScript type, as the model will read it in the tool
- * declarations: `const`, `enum`, `anyOf`/`oneOf` (unions), `allOf` (intersections), objects with
- * optional properties and their descriptions, records, arrays, tuples and nullable values.
- * Anything it cannot express becomes `unknown`, which is never wrong, only less precise.
+ * Renders a JSON Schema as a TypeScript type expression, as the model reads it in the tool
+ * declarations. Supports `type` (one or a list), `const`, `enum`, `anyOf`/`oneOf` (unions),
+ * `allOf` (intersections), objects with required and optional properties, index signatures from
+ * `additionalProperties` and `patternProperties`, arrays, tuples and `nullable`. Every property
+ * with a description or constraints gets a doc comment, at any depth. Anything it cannot express
+ * (`$ref`, `not`, an empty schema) becomes `unknown`, which is never wrong, only less precise.
+ *
+ * The output depends only on the schema, and objects span several lines: members at `indent`
+ * plus two spaces, the closing brace at `indent` (the indentation of the line the type starts on).
  *
  * @example
  * ```ts
- * schemaToTypeScript({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
- * // '{\n  query: string;\n}'
+ * schemaToTypeScript({
+ *   type: 'object',
+ *   required: ['query'],
+ *   properties: { query: { type: 'string', description: 'What to look for.' }, limit: { type: 'integer' } },
+ * });
+ * // '{\n  /** What to look for. *\/\n  query: string;\n  /** integer *\/\n  limit?: number;\n}'
  * ```
  */
-export function schemaToTypeScript(schema: JsonSchema | unknown, indent = ''): string {
-  return render(schema, indent);
-}
-
-function render(schema: unknown, indent: string): string {
-  if (schema === true) return 'unknown';
-  if (schema === false) return 'never';
-  if (!isSchema(schema)) return 'unknown';
-  const nullable = schema.nullable === true;
-  const rendered = renderNonNullable(schema, indent);
-  return nullable && rendered !== 'unknown' ? union([rendered, 'null']) : rendered;
-}
-
-function renderNonNullable(schema: Schema, indent: string): string {
-  if (schema.const !== undefined) return literal(schema.const);
-  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
-  const alternatives = Array.isArray(schema.anyOf)
-    ? schema.anyOf
-    : Array.isArray(schema.oneOf)
-      ? schema.oneOf
-      : undefined;
-  if (alternatives) return union(alternatives.map((each) => render(each, indent)));
-  if (Array.isArray(schema.allOf)) return intersection(schema.allOf.map((each) => render(each, indent)));
-  if (Array.isArray(schema.type))
-    return union(schema.type.map((type) => renderType(schema, String(type), indent)));
-  if (typeof schema.type === 'string') return renderType(schema, schema.type, indent);
-  if (isSchema(schema.properties)) return renderObject(schema, indent);
-  if (schema.items !== undefined || schema.prefixItems !== undefined) return renderArray(schema, indent);
-  return 'unknown';
+export function schemaToTypeScript(schema: JsonSchema, indent = ''): string {
+  return render(schema, indent).text;
 }

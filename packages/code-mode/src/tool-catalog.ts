@@ -1,6 +1,6 @@
 import type { JsonSchema, Tool } from '@ghost/core';
 import { CodeModeConfigurationError } from './errors.js';
-import { schemaComment, schemaToTypeScript } from './json-schema-typescript.js';
+import { documentationComment, schemaToTypeScript } from './json-schema-typescript.js';
 
 /** One tool as a program sees it. */
 export interface CatalogTool {
@@ -9,15 +9,30 @@ export interface CatalogTool {
   /** The property a program calls: `tools.<identifier>`. */
   readonly identifier: string;
   readonly description: string;
+  /** The tool's input JSON Schema (a frozen copy). */
   readonly inputSchema: JsonSchema;
+  /** The tool's output JSON Schema (a frozen copy), when it declares one. */
   readonly outputSchema: JsonSchema | undefined;
-  /** The TypeScript member declaring it, with its description as a doc comment. */
+  /**
+   * The TypeScript member declaring it inside `declare const tools: { ... }`, indented by two
+   * spaces as it appears there, with the description as a doc comment above it.
+   */
   readonly declaration: string;
 }
 
+/** One entry of {@link ToolCatalog.toJSON}: what the guest builds `tools` and `ALL_TOOLS` from. */
+export interface CatalogToolJson {
+  readonly name: string;
+  readonly identifier: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+}
+
 /**
- * Names a tool cannot take in a program: the `tools` object's own methods, the guest globals,
- * `then` (it would make `tools` look like a Promise) and `Object.prototype`'s names.
+ * Identifiers a tool cannot take in a program: the `tools` object's own methods (`call`,
+ * `parallel`), the control tools and guest globals a program could confuse it with, `then` (it
+ * would make `tools` look like a Promise to `await`) and the names every object inherits.
  */
 export const reservedIdentifiers: ReadonlySet<string> = new Set([
   'call',
@@ -44,6 +59,12 @@ export const reservedIdentifiers: ReadonlySet<string> = new Set([
 /**
  * The JavaScript identifier for a tool name: characters outside `A–Z a–z 0–9 _ $` become `_`, a
  * leading digit gets a `_` before it, and `then` becomes `_then`.
+ *
+ * @example
+ * ```ts
+ * toIdentifier('help-center-lookup'); // 'help_center_lookup'
+ * toIdentifier('3d_render'); // '_3d_render'
+ * ```
  */
 export function toIdentifier(name: string): string {
   let identifier = name.replace(/[^A-Za-z0-9_$]/g, '_');
@@ -52,57 +73,126 @@ export function toIdentifier(name: string): string {
   return identifier;
 }
 
-function declare(tool: Tool, identifier: string): string {
-  const comment = schemaComment({ description: tool.description }, '  ');
-  const input = schemaToTypeScript(tool.inputJsonSchema, '  ');
-  const output = tool.outputJsonSchema ? schemaToTypeScript(tool.outputJsonSchema, '  ') : 'unknown';
-  return `${comment}  ${identifier}(args: ${input}): Promise<${output}>;`;
+function deepFreeze<Value>(value: Value): Value {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
-const guestDeclarations = `/** Every tool, with its schemas: { name, toolName, description, inputSchema, outputSchema? }. */
-declare const ALL_TOOLS: ReadonlyArray<{ name: string; toolName: string; description: string; inputSchema: object; outputSchema?: object }>;
-/** Adds a value to the output you read back (strings as they are, anything else as JSON). */
+/** A frozen copy, so a program's catalog cannot change the schema the tool itself holds. */
+function frozenSchema(schema: JsonSchema): JsonSchema {
+  return deepFreeze(structuredClone(schema));
+}
+
+function hasRequiredProperties(schema: JsonSchema): boolean {
+  return Array.isArray(schema.required) && schema.required.length > 0;
+}
+
+function declare(tool: Tool, identifier: string): string {
+  const comment = documentationComment([tool.description.trim()], '  ');
+  const input = schemaToTypeScript(tool.inputJsonSchema, '  ');
+  // The guest sends `{}` when a program calls `tools.x()`, so with nothing required the
+  // argument may be left out.
+  const parameter = hasRequiredProperties(tool.inputJsonSchema) ? 'args' : 'args?';
+  const output = tool.outputJsonSchema ? schemaToTypeScript(tool.outputJsonSchema, '  ') : 'unknown';
+  return `${comment}  ${identifier}(${parameter}: ${input}): Promise<${output}>;`;
+}
+
+const toolsMethods = [
+  '  /** Calls a tool by its name, its identifier or `tools.<identifier>`. */',
+  '  call(name: string, args?: object): Promise<unknown>;',
+  '  /** Runs the calls at the same time; the results keep their order. */',
+  '  parallel<T>(...calls: Array<() => Promise<T>>): Promise<T[]>;',
+];
+
+// The shapes here follow the guest prelude: in `ALL_TOOLS`, `name` is the identifier.
+const globalDeclarations = `/** Every tool with its schemas: \`name\` is what follows \`tools.\`, \`toolName\` is the tool's own name. */
+declare const ALL_TOOLS: ReadonlyArray<{
+  readonly name: string;
+  readonly toolName: string;
+  readonly description: string;
+  readonly inputSchema: object;
+  readonly outputSchema?: object;
+}>;
+/** Adds a line to the output you read back: strings as they are, anything else as JSON. */
 declare function text(value: unknown): void;
-/** Ends the program at once; \`value\` becomes its completed value. \`finish\` is the same. */
+/** Ends the program at once; \`value\` becomes its result. */
 declare function exit(value?: unknown): never;
+/** The same as \`exit\`. */
 declare function finish(value?: unknown): never;
-/** Captured as output; log, info, warn, error and debug all write to it. */
-declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };`;
+/** Writes to the same output as \`text\`, one line per call. */
+declare const console: {
+  log(...values: unknown[]): void;
+  info(...values: unknown[]): void;
+  warn(...values: unknown[]): void;
+  error(...values: unknown[]): void;
+  debug(...values: unknown[]): void;
+  trace(...values: unknown[]): void;
+};`;
 
 /**
  * The tools a program can call, with the TypeScript declarations the model is shown. Built from
- * the same JSON Schemas the broker validates with, so what the model is told and what is enforced
- * never differ.
+ * the same JSON Schemas the broker validates with, so what the model is told and what is
+ * enforced never differ. Everything it returns is frozen.
+ *
+ * @example
+ * ```ts
+ * const catalog = ToolCatalog.fromTools([lookup, refund], "Agent 'support' code mode");
+ * catalog.find('tools.help_center_lookup')?.name; // 'help-center-lookup'
+ * const instructions = `Write JavaScript. You can use:\n${catalog.declarations}`;
+ * ```
  */
 export class ToolCatalog {
+  /** The tools in the order they were given. */
   readonly tools: readonly CatalogTool[];
-  /** The declarations of `tools`, `ALL_TOOLS`, `text`, `exit`, `finish` and `console`. */
+  /**
+   * The declarations a program runs against: `declare const tools: { ... }` with one member per
+   * tool plus `call` and `parallel`, then `ALL_TOOLS`, `text`, `exit`, `finish` and `console`.
+   */
   readonly declarations: string;
   readonly #byName: ReadonlyMap<string, CatalogTool>;
+  readonly #json: readonly CatalogToolJson[];
 
   private constructor(tools: readonly CatalogTool[]) {
     this.tools = Object.freeze(tools);
     const byName = new Map<string, CatalogTool>();
+    const members: string[] = [];
+    const json: CatalogToolJson[] = [];
     for (const tool of tools) {
+      // `fromTools` rules out collisions, so no key is set twice.
       byName.set(tool.name, tool);
       byName.set(tool.identifier, tool);
       byName.set(`tools.${tool.identifier}`, tool);
+      members.push(tool.declaration);
+      const entry: CatalogToolJson = {
+        name: tool.name,
+        identifier: tool.identifier,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+      };
+      json.push(Object.freeze(entry));
     }
     this.#byName = byName;
-    const members = [
-      ...tools.map((tool) => tool.declaration),
-      '  /** Calls a tool by its name (or `tools.<name>`). */',
-      '  call(name: string, args?: object): Promise<unknown>;',
-      '  /** Runs the calls at the same time; results keep their order. */',
-      '  parallel<T>(...calls: Array<() => Promise<T>>): Promise<T[]>;',
-    ];
-    this.declarations = `declare const tools: {\n${members.join('\n')}\n};\n${guestDeclarations}`;
+    this.#json = Object.freeze(json);
+    members.push(...toolsMethods);
+    this.declarations = [
+      '/** The tools this program can call; each returns a Promise of its JSON result. */',
+      'declare const tools: {',
+      ...members,
+      '};',
+      globalDeclarations,
+    ].join('\n');
     Object.freeze(this);
   }
 
   /**
-   * Builds the catalog of `tools`. Throws a `CodeModeConfigurationError` when a name normalises to
-   * a reserved identifier or two names to the same one; `where` starts the message.
+   * Builds the catalog of `tools`, in their order. Throws a `CodeModeConfigurationError` when a
+   * name normalises to a reserved identifier (`CODE_MODE_TOOL_NAME_RESERVED`) or two names to the
+   * same one (`CODE_MODE_TOOL_NAME_COLLISION`); `where` (such as `"Agent 'support' code mode"`)
+   * starts the message.
    */
   static fromTools(tools: readonly Tool[], where: string): ToolCatalog {
     const byIdentifier = new Map<string, Tool>();
@@ -111,16 +201,20 @@ export class ToolCatalog {
       const identifier = toIdentifier(tool.name);
       if (reservedIdentifiers.has(identifier)) {
         throw new CodeModeConfigurationError(
-          `${where}: tool '${tool.name}' would be tools.${identifier}, a name code mode reserves. Rename the tool, or keep it model-facing with except.`,
+          `${where}: tool '${tool.name}' would be tools.${identifier}, a name code mode reserves. Rename the tool, or keep it model-facing by listing it in \`except\`.`,
           { code: 'CODE_MODE_TOOL_NAME_RESERVED', details: { tool: tool.name, identifier } },
         );
       }
-      const clash = byIdentifier.get(identifier);
-      if (clash) {
-        throw new CodeModeConfigurationError(
-          `${where}: tools '${clash.name}' and '${tool.name}' would both be tools.${identifier}. Rename one, or keep one model-facing with except.`,
-          { code: 'CODE_MODE_TOOL_NAME_COLLISION', details: { tools: [clash.name, tool.name], identifier } },
-        );
+      const earlier = byIdentifier.get(identifier);
+      if (earlier !== undefined) {
+        const message =
+          earlier.name === tool.name
+            ? `${where}: tool '${tool.name}' is given twice. Remove one of them.`
+            : `${where}: tools '${earlier.name}' and '${tool.name}' would both be tools.${identifier}. Rename one of them, or keep one model-facing by listing it in \`except\`.`;
+        throw new CodeModeConfigurationError(message, {
+          code: 'CODE_MODE_TOOL_NAME_COLLISION',
+          details: { tools: [earlier.name, tool.name], identifier },
+        });
       }
       byIdentifier.set(identifier, tool);
       entries.push(
@@ -128,8 +222,8 @@ export class ToolCatalog {
           name: tool.name,
           identifier,
           description: tool.description,
-          inputSchema: tool.inputJsonSchema,
-          outputSchema: tool.outputJsonSchema,
+          inputSchema: frozenSchema(tool.inputJsonSchema),
+          outputSchema: tool.outputJsonSchema === undefined ? undefined : frozenSchema(tool.outputJsonSchema),
           declaration: declare(tool, identifier),
         }),
       );
@@ -137,25 +231,13 @@ export class ToolCatalog {
     return new ToolCatalog(entries);
   }
 
-  /** The tool with this name, identifier or `tools.<identifier>`. */
+  /** The tool with this name, identifier or `tools.<identifier>`; `undefined` when there is none. */
   find(name: string): CatalogTool | undefined {
     return this.#byName.get(name);
   }
 
-  /** What the guest's `ALL_TOOLS` is built from. */
-  toJSON(): {
-    name: string;
-    identifier: string;
-    description: string;
-    inputSchema: JsonSchema;
-    outputSchema?: JsonSchema;
-  }[] {
-    return this.tools.map((tool) => ({
-      name: tool.name,
-      identifier: tool.identifier,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-    }));
+  /** The catalog as plain JSON, what the guest's `tools` and `ALL_TOOLS` are built from. */
+  toJSON(): readonly CatalogToolJson[] {
+    return this.#json;
   }
 }

@@ -148,6 +148,8 @@ class GuestSession implements PreparedGuest {
     const module = this.#module;
     const limits = this.#limits;
     const heapAtStart = heapBytes(module);
+    // In a worker thread this is the whole process's CPU time, so a thread program is stopped
+    // at the limit or earlier, never later.
     const cpuAtStart = process.cpuUsage();
     const wallDeadline = Date.now() + limits.wallSeconds * 1000;
     const check = (): InterruptReason | undefined => {

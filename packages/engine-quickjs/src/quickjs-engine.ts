@@ -5,24 +5,27 @@ import { quickjsInstructions } from './quickjs-instructions.js';
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // The host always runs from the build (a plain `node` cannot run TypeScript sources).
 const hostScript = fileURLToPath(new URL('../dist/host.js', import.meta.url));
+const threadScript = fileURLToPath(new URL('../dist/thread-worker.js', import.meta.url));
 
 // Node's permission model lets the host read exactly these: its code and its dependencies'.
 const runtimePaths = Object.freeze(packageRuntimePaths(packageRoot));
 
 /**
  * The QuickJS engine: each program runs in a fresh QuickJS runtime (WebAssembly, no native code)
- * inside a fresh host process started through the sandbox, with one host started ahead.
+ * inside a fresh host process started through the sandbox, with one host started ahead. With
+ * `sandbox: 'unrestricted'` it also runs in worker threads (`placement: 'thread'`).
  */
 export const quickjsEngine: EngineV1 = defineEngine({
   name: 'quickjs',
   language: 'javascript',
   runtimePaths,
-  placements: ['process'],
+  placements: ['process', 'thread'],
   instructions: quickjsInstructions,
   open: (context) =>
     openHostSession(context, {
       engine: 'quickjs',
       hostScript,
+      threadScript,
       runtimePaths,
     }),
 });

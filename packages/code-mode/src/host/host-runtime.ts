@@ -31,7 +31,11 @@ interface PendingCall {
  * runs the program `execute` brings, batches its tool calls and output into frames, and sends
  * `done`. Resolves once `done` is sent; rejects when the parent breaks the protocol.
  */
-export function serveProgram(driver: EngineDriver, transport: HostTransport): Promise<void> {
+export function serveProgram(
+  driver: EngineDriver,
+  transport: HostTransport,
+  isStopRequestedOutside: () => boolean = () => false,
+): Promise<void> {
   return new Promise<void>((resolveServed, rejectServed) => {
     const pendingCalls = new Map<string, PendingCall>();
     let setup: SetupFrame | undefined;
@@ -116,7 +120,9 @@ export function serveProgram(driver: EngineDriver, transport: HostTransport): Pr
             batch.push({ callId, name: request.name, input: request.input });
           }),
         get isStopRequested() {
-          return state.isStopRequested;
+          // A thread host's stop flag is shared memory: it is seen even while the program
+          // keeps the thread too busy to read a stop frame.
+          return state.isStopRequested || isStopRequestedOutside();
         },
       };
       let completion: ProgramCompletion;

@@ -46,3 +46,4 @@ export {
   runProcessHost,
   serveProgram,
 } from './host-runtime.js';
+export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';

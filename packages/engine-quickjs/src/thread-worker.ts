@@ -1,0 +1,5 @@
+// The QuickJS worker for `placement: 'thread'`: piscina runs one program per task in it.
+import { createThreadTask } from '@ghost/code-mode/host';
+import { createQuickJSDriver } from './quickjs-driver.js';
+
+export default createThreadTask(createQuickJSDriver());
