@@ -37,6 +37,9 @@ console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
 );
 console.log(
+  `code mode: ${codeMode.threadThroughput.toFixed(1)} programs/s with 4 concurrent sessions (thread placement)`,
+);
+console.log(
   `code mode: engine host resident memory ${codeMode.resident.map((size) => `${size.toFixed(1)} MiB`).join(', ')} (running host and spare)`,
 );
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);
