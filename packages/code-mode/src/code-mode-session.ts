@@ -21,15 +21,15 @@ export interface CodeModeSessionOptions {
   /** How long each observation watches a program. Default 60,000 ms. */
   readonly observationWindowMs?: number;
   readonly prewarm?: boolean;
-  /** The shared `maxToolCalls` of the pretend run. Default 1,000. */
+  /** Receives the `tool_start` / `tool_stop` events of the brokered calls, as a run would stream them. */
+  readonly onEvent?: (event: StreamEvent) => void;
+  /** How many tool calls all programs of the session may make together (an agent's `maxToolCalls`). Default 1,000. */
   readonly maxToolCalls?: number;
 }
 
-/** A session opened outside an agent, with the tool events its programs caused. */
+/** A session opened outside an agent. */
 export interface OpenedCodeModeSession {
   readonly session: CodeModeSession;
-  /** The tool events (`tool_start`, `tool_stop`) the brokered calls emitted. */
-  readonly events: StreamEvent[];
   /** The directory program workspaces are made in; empty once the session is closed. */
   readonly workspaceRoot: string;
   /** Closes the session, then removes the workspace root. */
@@ -65,11 +65,11 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
     metadata: Object.freeze({}),
     deadline: undefined,
   });
-  const events: StreamEvent[] = [];
+  const { onEvent } = options;
   const environment = {
     runContext: new RunContext({ invocation, signal: controller.signal }),
     emit: (type: string, data: unknown) => {
-      events.push({ type, data } as unknown as StreamEvent);
+      onEvent?.(Object.freeze({ type, data }) as unknown as StreamEvent);
     },
     budget: new ToolCallBudget(options.maxToolCalls ?? 1_000),
     lock: new ToolLock(),
@@ -88,7 +88,6 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   });
   return {
     session,
-    events,
     workspaceRoot,
     async close() {
       try {

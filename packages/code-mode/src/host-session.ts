@@ -94,6 +94,8 @@ class Program {
 export class HostSession implements CodeModeSession {
   readonly #options: HostSessionOptions;
   #spare: Spare | undefined;
+  /** The host being readied for `execute`, until it is ready. */
+  #starting: HostLink | undefined;
   #program: Program | undefined;
   #programsStarted = 0;
   #isBusy = false;
@@ -166,6 +168,7 @@ export class HostSession implements CodeModeSession {
     this.#program = undefined;
     if (this.#spare) this.#track(this.#spare.link.close());
     this.#spare = undefined;
+    if (this.#starting) this.#track(this.#starting.close());
     const { release } = this.#options;
     if (release) this.#track(Promise.allSettled([...this.#cleanups]).then(() => release()));
     const { cleanupSeconds } = this.#options.limits;
@@ -238,17 +241,28 @@ export class HostSession implements CodeModeSession {
   async #readyHost(): Promise<HostLink> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt += 1) {
+      if (this.#closing)
+        throw new CodeModeStateError('This code-mode session closed while the program was starting.');
       const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
       const link = spare?.link ?? this.#options.launch();
+      // Owned by the session while it starts, so a close() meanwhile releases it too.
+      this.#starting = link;
       try {
         await link.ready;
-        return link;
       } catch (error) {
         lastError = error;
         this.#track(link.close());
+        continue;
+      } finally {
+        this.#starting = undefined;
       }
+      if (this.#closing) {
+        this.#track(link.close());
+        throw new CodeModeStateError('This code-mode session closed while the program was starting.');
+      }
+      return link;
     }
     throw new CodeModeHostError(`The engine host could not start: ${(lastError as Error).message}`, {
       cause: lastError,
