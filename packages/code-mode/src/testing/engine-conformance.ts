@@ -39,6 +39,29 @@ function lastToolContent(model: ScriptedModel): string {
   return message?.role === 'tool' ? message.content : '';
 }
 
+/** A tool that answers 'opened' once the test opens `gate`. */
+function gateTool(gate: Gate): Tool {
+  return defineTool({
+    name: 'wait_for_gate',
+    description: 'Waits for the test.',
+    input: Type.Object({}),
+    execute: async () => {
+      await gate.opened;
+      return 'opened';
+    },
+  });
+}
+
+/** A tool whose call never returns, so only the program's end can stop it. */
+function foreverTool(): Tool {
+  return defineTool({
+    name: 'forever',
+    description: 'Never returns.',
+    input: Type.Object({}),
+    execute: () => new Promise(() => {}),
+  });
+}
+
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
 function echoTool(log: unknown[] = []): Tool {
@@ -419,15 +442,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
     describe('control operations', () => {
       it('returns still_working after the observation window, then wait returns only new output', async () => {
         const gate = new Gate();
-        const waitTool = defineTool({
-          name: 'wait_for_gate',
-          description: 'Waits for the test.',
-          input: Type.Object({}),
-          execute: async () => {
-            await gate.opened;
-            return 'opened';
-          },
-        });
+        const waitTool = gateTool(gate);
         const { session } = await open({ tools: [waitTool], observationWindowMs: 150 });
         const first = await session.execute(
           'text("started"); const value = await tools.wait_for_gate({}); text("finished"); value',
@@ -449,15 +464,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
 
       it('refuses exec while a program is still working, and the old program survives', async () => {
         const gate = new Gate();
-        const waitTool = defineTool({
-          name: 'wait_for_gate',
-          description: 'Waits for the test.',
-          input: Type.Object({}),
-          execute: async () => {
-            await gate.opened;
-            return 'opened';
-          },
-        });
+        const waitTool = gateTool(gate);
         const { session } = await open({ tools: [waitTool], observationWindowMs: 100 });
         expect((await session.execute('await tools.wait_for_gate({})')).status).toBe('still_working');
         await expect(session.execute('"second"')).rejects.toThrow(/still working/);
@@ -511,14 +518,9 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
       });
 
       it('ends a program at wallSeconds even when nobody observes it, and cleans up its host', async () => {
-        const waitTool = defineTool({
-          name: 'forever',
-          description: 'Never returns.',
-          input: Type.Object({}),
-          execute: () => new Promise(() => {}),
-        });
+        const forever = foreverTool();
         const { session } = await open({
-          tools: [waitTool],
+          tools: [forever],
           observationWindowMs: 50,
           limits: { wallSeconds: 0.4 },
           prewarm: false,
@@ -532,14 +534,9 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
       });
 
       it('counts wallSeconds from exec: wait does not extend it', async () => {
-        const waitTool = defineTool({
-          name: 'forever',
-          description: 'Never returns.',
-          input: Type.Object({}),
-          execute: () => new Promise(() => {}),
-        });
+        const forever = foreverTool();
         const { session } = await open({
-          tools: [waitTool],
+          tools: [forever],
           observationWindowMs: 200,
           limits: { wallSeconds: 0.5 },
         });
@@ -595,14 +592,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
 
       it('close ends the running program, its host and the spare, and removes every workspace', async () => {
         const test = await open({
-          tools: [
-            defineTool({
-              name: 'forever',
-              description: 'Never returns.',
-              input: Type.Object({}),
-              execute: () => new Promise(() => {}),
-            }),
-          ],
+          tools: [foreverTool()],
           observationWindowMs: 50,
         });
         expect((await test.session.execute('await tools.forever({})')).status).toBe('still_working');
@@ -775,12 +765,7 @@ text(refund + '\\n' + shipping);`;
       });
 
       it('closes the session when the run is cancelled mid-program, leaving nothing running', async () => {
-        const forever = defineTool({
-          name: 'forever',
-          description: 'Never returns.',
-          input: Type.Object({}),
-          execute: () => new Promise(() => {}),
-        });
+        const forever = foreverTool();
         const model = new ScriptedModel([
           { toolCalls: [{ name: 'exec', input: { source: 'await tools.forever({})' } }] },
         ]);
