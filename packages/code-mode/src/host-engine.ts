@@ -35,7 +35,7 @@ export interface HostEngineOptions {
  * ```
  */
 export function openHostSession(context: EngineOpenContext, options: HostEngineOptions): CodeModeSession {
-  const tools = guestTools(context);
+  const tools = context.catalog.toJSON();
   const limits = hostLimits(context);
   if (context.placement === 'thread') return openThreadSession(context, options, tools, limits);
   const args = [
@@ -64,7 +64,7 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
 function openThreadSession(
   context: EngineOpenContext,
   options: HostEngineOptions,
-  tools: GuestToolEntry[],
+  tools: readonly GuestToolEntry[],
   limits: HostLimits,
 ): CodeModeSession {
   if (options.threadScript === undefined) {
@@ -90,17 +90,6 @@ function openThreadSession(
     launch: () => launchThreadHost({ pool, tools, limits }),
     release: () => pool.destroy(),
   });
-}
-
-/** The catalog as the guest sees it. */
-export function guestTools(context: Pick<EngineOpenContext, 'catalog'>): GuestToolEntry[] {
-  return context.catalog.tools.map((tool) => ({
-    name: tool.name,
-    identifier: tool.identifier,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-  }));
 }
 
 /** The limits the host enforces itself. */

@@ -352,12 +352,9 @@ export class HostSession implements CodeModeSession {
   }
 
   #track(cleanup: Promise<void>): void {
-    const tracked = cleanup.catch((error: unknown) => {
-      throw error;
-    });
-    this.#cleanups.add(tracked);
-    tracked.then(
-      () => this.#cleanups.delete(tracked),
+    this.#cleanups.add(cleanup);
+    cleanup.then(
+      () => this.#cleanups.delete(cleanup),
       () => {}, // a failed cleanup stays, so close() reports it
     );
   }

@@ -39,6 +39,9 @@ export interface SandboxFactory {
   spawn(command: SandboxedCommand): Promise<SandboxProcess>;
 }
 
+// The directory of the Node binary hosts run with, resolved once per process.
+let nodeDirectory: Promise<string> | undefined;
+
 /** How code mode names a sandbox: a registered name, `'native'`, `'unrestricted'`, or a backend. */
 export type SandboxChoice = string | SandboxBackendV1;
 
@@ -84,7 +87,8 @@ export async function createSandboxFactory(
     );
   }
   const spawnLimits = enforceableLimits(limits, capabilities);
-  const nodeDirectory = dirname(await realpath(process.execPath));
+  nodeDirectory ??= realpath(process.execPath).then(dirname);
+  const runtimeNode = await nodeDirectory;
   return Object.freeze({
     name: backend.name,
     backend,
@@ -96,7 +100,7 @@ export async function createSandboxFactory(
           command: command.command,
           args: command.args,
           env: command.env ?? {},
-          runtimePaths: [nodeDirectory, ...command.runtimePaths],
+          runtimePaths: [runtimeNode, ...command.runtimePaths],
           workspace,
           // A backend that cannot isolate the network would refuse 'none'; only 'unrestricted' gets here.
           network: capabilities.networkIsolation ? 'none' : 'host',

@@ -48,7 +48,6 @@ export class ProgramToolCalls {
   #artifacts: Artifact[] = [];
   #accepted = 0;
   #inFlight = 0;
-  #peakInFlight = 0;
 
   constructor(
     programId: string,
@@ -62,16 +61,6 @@ export class ProgramToolCalls {
     this.#catalog = catalog;
     this.#callTool = callTool;
     this.#limits = limits;
-  }
-
-  /** Calls accepted so far (those refused by the limit are not counted). */
-  get accepted(): number {
-    return this.#accepted;
-  }
-
-  /** The most calls that were in flight at once. */
-  get peakInFlight(): number {
-    return this.#peakInFlight;
   }
 
   /** True once the program ended; later results are dropped. */
@@ -146,7 +135,6 @@ export class ProgramToolCalls {
 
   #startOne(): void {
     this.#inFlight += 1;
-    if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
   }
 
   #leave(): void {

@@ -1,8 +1,8 @@
 import { defineTool, type Tool } from '@ghost/core';
 import { type TObject, Type } from 'typebox';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { CodeModeConfigurationError } from './errors.js';
+import { typeProblems } from './test-support/typescript-problems.js';
 import { reservedIdentifiers, ToolCatalog, toIdentifier } from './tool-catalog.js';
 
 const where = "Agent 'support' code mode";
@@ -40,31 +40,6 @@ function failure(build: () => unknown): CodeModeConfigurationError {
     throw error;
   }
   throw new Error('expected a CodeModeConfigurationError');
-}
-
-/** Syntax and type errors of `source` compiled as a script (so `declare const` is global). */
-function typeProblems(source: string): string[] {
-  const fileName = '/program.ts';
-  const options: ts.CompilerOptions = {
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    lib: ['lib.es2022.d.ts'],
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const readSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, languageVersion, ...rest) =>
-    name === fileName
-      ? ts.createSourceFile(name, source, languageVersion, true)
-      : readSourceFile(name, languageVersion, ...rest);
-  const program = ts.createProgram([fileName], options, host);
-  const problems: string[] = [];
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    problems.push(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-  }
-  return problems;
 }
 
 describe('toIdentifier', () => {
