@@ -111,6 +111,9 @@ describe('createSandboxFactory', () => {
     memoryLimit: true,
     cpuLimit: true,
     fileSizeLimit: true,
+    openFilesLimit: true,
+    processLimit: true,
+    syscallFilter: true,
     environmentIsolation: true,
   };
   const backend = (detection: object) =>

@@ -295,6 +295,9 @@ describe('unrestrictedSandbox', () => {
         memoryLimit: false,
         cpuLimit: false,
         fileSizeLimit: false,
+        openFilesLimit: false,
+        processLimit: false,
+        syscallFilter: false,
         environmentIsolation: true,
       },
     });

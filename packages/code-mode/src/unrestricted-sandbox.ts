@@ -60,6 +60,9 @@ export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
   memoryLimit: false,
   cpuLimit: false,
   fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
   environmentIsolation: true,
 });
 
@@ -72,6 +75,9 @@ const noCapabilities: SandboxCapabilities = Object.freeze({
   memoryLimit: false,
   cpuLimit: false,
   fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
   environmentIsolation: false,
 });
 
@@ -157,6 +163,17 @@ export function planUnrestrictedSpawn(spec: SandboxSpawnSpec): UnrestrictedSpawn
     throw new SandboxUnavailableError(
       "The unrestricted backend cannot isolate the network; pass network: 'host' to acknowledge it, or use a sandbox backend that can isolate the network.",
       { details: { backend: 'unrestricted', network: spec.network ?? 'none' } },
+    );
+  }
+  if (spec.subprocesses === 'deny') {
+    throw new SandboxUnavailableError(
+      "The unrestricted backend cannot deny subprocesses; leave subprocesses out (or 'allow'), or use a sandbox backend that can deny them.",
+      { details: { backend: 'unrestricted', subprocesses: 'deny' } },
+    );
+  }
+  if (spec.subprocesses !== undefined && spec.subprocesses !== 'allow') {
+    throw new ConfigurationError(
+      `The spawn spec's subprocesses must be 'allow' or 'deny', got ${describe(spec.subprocesses)}.`,
     );
   }
   if (spec.network !== 'host') {

@@ -27,6 +27,9 @@ const noCapabilities: SandboxCapabilities = {
   memoryLimit: false,
   cpuLimit: false,
   fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
   environmentIsolation: false,
 };
 

@@ -21,6 +21,7 @@ export {
   defineSandboxBackend,
   type SandboxBackendV1,
   type SandboxCapabilities,
+  type SandboxCheck,
   type SandboxDetection,
   type SandboxExit,
   type SandboxLimits,

@@ -19,6 +19,9 @@ const capabilities: SandboxCapabilities = {
   memoryLimit: false,
   cpuLimit: false,
   fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
   environmentIsolation: true,
 };
 

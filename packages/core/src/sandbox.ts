@@ -18,14 +18,44 @@ export interface SandboxCapabilities {
   readonly networkIsolation: boolean;
   /** Only `runtimePaths` (read-only) and the workspace (writable) are visible; the rest of the filesystem is not. */
   readonly filesystemIsolation: boolean;
-  /** `limits.memoryBytes` is enforced by the operating system (a cgroup, `RLIMIT_AS`). */
+  /**
+   * `limits.memoryBytes` is enforced: by the kernel (a cgroup memory limit) or, where no cgroup is
+   * available, by the backend sampling the process tree's resident memory and killing it over the
+   * limit. {@link SandboxDetection.checks} says which.
+   */
   readonly memoryLimit: boolean;
   /** `limits.cpuSeconds` is enforced by the operating system (`RLIMIT_CPU`). */
   readonly cpuLimit: boolean;
   /** `limits.fileBytes` is enforced by the operating system (`RLIMIT_FSIZE`). */
   readonly fileSizeLimit: boolean;
+  /** `limits.openFiles` is enforced by the operating system (`RLIMIT_NOFILE`). */
+  readonly openFilesLimit: boolean;
+  /** `limits.processes` is enforced for the whole sandbox (a cgroup `pids` limit). */
+  readonly processLimit: boolean;
+  /**
+   * Dangerous system calls are denied (a seccomp filter): `ptrace` and `process_vm_*`, `mount`,
+   * `unshare`/`setns`, `bpf`, `io_uring_*`, keyrings, `perf_event_open`, `kexec*`, `TIOCSTI`, and
+   * with `network: 'none'` sockets other than `AF_UNIX`; the process runs with no new privileges.
+   */
+  readonly syscallFilter: boolean;
   /** The process sees exactly `env` and nothing inherited from the parent. */
   readonly environmentIsolation: boolean;
+}
+
+/**
+ * One thing a backend checked on this machine, such as `seccomp` or `memory limit`, for people
+ * reading a diagnosis (`ghost doctor`): whether it is enforced, and how or why not.
+ */
+export interface SandboxCheck {
+  /** A short name, such as `user namespaces`, `seccomp` or `memory limit`. */
+  readonly name: string;
+  /**
+   * `enforced`: it works as intended. `fallback`: enforced by a weaker means, said in `detail`.
+   * `missing`: not enforced here; `detail` says why and how to fix it.
+   */
+  readonly status: 'enforced' | 'fallback' | 'missing';
+  /** How it is enforced, or what is missing and how to fix it. */
+  readonly detail: string;
 }
 
 /** The answer of {@link SandboxBackendV1.detect}: whether the backend works here, and what it enforces. */
@@ -39,6 +69,8 @@ export interface SandboxDetection {
   readonly reason?: string;
   /** What the backend enforces here; every flag is false when it is not available. */
   readonly capabilities: SandboxCapabilities;
+  /** What the backend checked, one entry per mechanism, for diagnostics; optional. */
+  readonly checks?: readonly SandboxCheck[];
 }
 
 /** Network access for a sandboxed process. */
@@ -84,6 +116,11 @@ export interface SandboxSpawnSpec {
   readonly cwd?: string;
   /** Default `'none'`. `'host'` shares the host's network and must be asked for explicitly. */
   readonly network?: SandboxNetwork;
+  /**
+   * Default `'allow'`. `'deny'`: the process may not start other processes or programs (no
+   * fork, no exec after it started); a backend without `subprocessDenial` rejects it.
+   */
+  readonly subprocesses?: 'allow' | 'deny';
   /**
    * How many pipes the process gets beyond stdin, stdout and stderr, at fd 3, 4 and so on.
    * Default 1: fd 3 carries the length-prefixed JSON protocol, never stdout.
