@@ -1,21 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
-import { isAbsolute, relative } from 'node:path';
 import { Duplex, type Readable } from 'node:stream';
 import {
+  BoundedOutputBuffer,
   CleanupError,
   ConfigurationError,
   defineSandboxBackend,
+  planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxDetection,
   type SandboxExit,
-  type SandboxLimits,
   type SandboxProcess,
+  type SandboxSpawnPlan,
   type SandboxSpawnSpec,
   SandboxUnavailableError,
 } from '@ghost/core';
-import { BoundedOutputBuffer } from './bounded-output.js';
 
 /** The platforms with process groups, which `kill()` and `close()` rely on to reach the children. */
 const supportedPlatforms: readonly NodeJS.Platform[] = ['linux', 'darwin', 'freebsd', 'openbsd'];
@@ -31,21 +31,6 @@ const groupPollMilliseconds = 25;
  * bytes still in the pipes. Bounded because a background child may hold the pipes open for ever.
  */
 const outputDrainMilliseconds = 250;
-
-/** The largest `wallSeconds` a Node timer can wait; a larger delay would fire after 1 ms instead. */
-const largestWallSeconds = Math.floor((2 ** 31 - 1) / 1_000);
-
-/** The most extra pipes a process may ask for; far more than the protocol channel needs. */
-const largestExtraFds = 64;
-
-/** The limits a plain child process cannot enforce: only the operating system or a sandbox can. */
-const unenforceableLimits = ['memoryBytes', 'cpuSeconds', 'fileBytes', 'openFiles', 'processes'] as const;
-
-/** Every key of {@link SandboxLimits}, to reject a misspelt one rather than silently not apply it. */
-const knownLimits: ReadonlySet<string> = new Set<keyof SandboxLimits>([
-  ...unenforceableLimits,
-  'wallSeconds',
-]);
 
 /**
  * What the unrestricted backend enforces: only that the child sees exactly `spec.env`. It owns no
@@ -80,211 +65,6 @@ const noCapabilities: SandboxCapabilities = Object.freeze({
   syscallFilter: false,
   environmentIsolation: false,
 });
-
-/**
- * A {@link SandboxSpawnSpec} checked and normalised for the unrestricted backend: every default
- * applied, every part the backend cannot enforce already rejected. Built by {@link planUnrestrictedSpawn}.
- */
-export interface UnrestrictedSpawnPlan {
-  /** The absolute path of the program. */
-  readonly command: string;
-  readonly args: readonly string[];
-  /** The child's whole environment, a copy without a prototype so no inherited key can leak in. */
-  readonly env: Readonly<Record<string, string>>;
-  /** The absolute path of the workspace, removed by `close()`. */
-  readonly workspace: string;
-  /** The working directory: `spec.cwd`, or the workspace when it was left out. */
-  readonly cwd: string;
-  /** How many pipes the child gets at fd 3 and on; at least 1, for the protocol channel. */
-  readonly extraFds: number;
-  /** Seconds before the whole process group is killed, when `limits.wallSeconds` was given. */
-  readonly wallSeconds: number | undefined;
-  /** Aborting it kills the process group. */
-  readonly signal: AbortSignal | undefined;
-}
-
-/**
- * Checks a spawn spec for the unrestricted backend without touching the system, and applies its
- * defaults. Whether the workspace exists is checked by `spawn`, which may do I/O.
- *
- * @throws ConfigurationError when the spec is malformed: a relative command, an argument or an
- *   environment value that is not a string, a relative workspace, a `cwd` outside the workspace
- *   and the runtime paths, an unknown limit key or a limit that is not a positive number.
- * @throws SandboxUnavailableError when the spec asks for what a plain child process cannot
- *   enforce: `network: 'none'` (also the default when `network` is left out) or any limit other
- *   than `wallSeconds`.
- *
- * @example
- * ```ts
- * const plan = planUnrestrictedSpawn({ command: process.execPath, args: ['-e', ''], env: {}, runtimePaths: [], workspace, network: 'host' });
- * plan.extraFds; // 1
- * ```
- */
-export function planUnrestrictedSpawn(spec: SandboxSpawnSpec): UnrestrictedSpawnPlan {
-  if (typeof spec !== 'object' || spec === null) {
-    throw new ConfigurationError(`The spawn spec must be an object, got ${describe(spec)}.`);
-  }
-  const command = requireAbsolutePath(spec.command, 'command');
-  if (!Array.isArray(spec.args)) {
-    throw new ConfigurationError(
-      `The spawn spec's args must be an array of strings, got ${describe(spec.args)}.`,
-    );
-  }
-  const args = spec.args.map((argument: unknown, index) => requireString(argument, `args[${index}]`));
-  const env = planEnvironment(spec.env);
-  if (!Array.isArray(spec.runtimePaths)) {
-    throw new ConfigurationError(
-      `The spawn spec's runtimePaths must be an array of absolute paths, got ${describe(spec.runtimePaths)}.`,
-    );
-  }
-  const runtimePaths = spec.runtimePaths.map((path: unknown, index) =>
-    requireAbsolutePath(path, `runtimePaths[${index}]`),
-  );
-  const workspace = requireAbsolutePath(spec.workspace, 'workspace');
-  const cwd = spec.cwd === undefined ? workspace : requireAbsolutePath(spec.cwd, 'cwd');
-  if (![workspace, ...runtimePaths].some((root) => isInside(cwd, root))) {
-    throw new ConfigurationError(
-      `The spawn spec's cwd ${cwd} is neither inside the workspace ${workspace} nor inside a runtime path. Use a directory in one of them.`,
-      { details: { cwd, workspace, runtimePaths } },
-    );
-  }
-  const extraFds = spec.extraFds ?? 1;
-  if (!Number.isInteger(extraFds) || extraFds < 1 || extraFds > largestExtraFds) {
-    throw new ConfigurationError(
-      `The spawn spec's extraFds must be an integer from 1 to ${largestExtraFds} (fd 3 carries the protocol channel), got ${describe(extraFds)}.`,
-    );
-  }
-  if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal)) {
-    throw new ConfigurationError(
-      `The spawn spec's signal must be an AbortSignal, got ${describe(spec.signal)}.`,
-    );
-  }
-  if (spec.network === undefined || spec.network === 'none') {
-    throw new SandboxUnavailableError(
-      "The unrestricted backend cannot isolate the network; pass network: 'host' to acknowledge it, or use a sandbox backend that can isolate the network.",
-      { details: { backend: 'unrestricted', network: spec.network ?? 'none' } },
-    );
-  }
-  if (spec.subprocesses === 'deny') {
-    throw new SandboxUnavailableError(
-      "The unrestricted backend cannot deny subprocesses; leave subprocesses out (or 'allow'), or use a sandbox backend that can deny them.",
-      { details: { backend: 'unrestricted', subprocesses: 'deny' } },
-    );
-  }
-  if (spec.subprocesses !== undefined && spec.subprocesses !== 'allow') {
-    throw new ConfigurationError(
-      `The spawn spec's subprocesses must be 'allow' or 'deny', got ${describe(spec.subprocesses)}.`,
-    );
-  }
-  if (spec.network !== 'host') {
-    throw new ConfigurationError(
-      `The spawn spec's network must be 'none' or 'host', got ${describe(spec.network)}.`,
-    );
-  }
-  return {
-    command,
-    args,
-    env,
-    workspace,
-    cwd,
-    extraFds,
-    wallSeconds: planWallSeconds(spec.limits),
-    signal: spec.signal,
-  };
-}
-
-/** Checks the limits and returns the only one the backend enforces, `wallSeconds`. */
-function planWallSeconds(limits: SandboxLimits | undefined): number | undefined {
-  if (limits === undefined) return undefined;
-  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
-    throw new ConfigurationError(`The spawn spec's limits must be an object, got ${describe(limits)}.`);
-  }
-  const given = Object.entries(limits).filter(([, value]) => value !== undefined);
-  const unknown = given.map(([key]) => key).filter((key) => !knownLimits.has(key));
-  if (unknown.length > 0) {
-    throw new ConfigurationError(
-      `Unknown sandbox limit ${unknown.map((key) => JSON.stringify(key)).join(', ')}: use ${[...knownLimits].join(', ')}.`,
-      { details: { unknown } },
-    );
-  }
-  for (const [key, value] of given) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      throw new ConfigurationError(
-        `The sandbox limit ${key} must be a positive number, got ${describe(value)}.`,
-      );
-    }
-  }
-  const unenforceable = unenforceableLimits.filter((key) => limits[key] !== undefined);
-  if (unenforceable.length > 0) {
-    throw new SandboxUnavailableError(
-      `The unrestricted backend cannot enforce ${unenforceable.join(', ')}: a plain child process has no operating-system limits. Use a sandbox backend that can enforce them, or do not ask for them.`,
-      { details: { backend: 'unrestricted', limits: unenforceable } },
-    );
-  }
-  const wallSeconds = limits.wallSeconds;
-  if (wallSeconds !== undefined && wallSeconds > largestWallSeconds) {
-    throw new ConfigurationError(
-      `The sandbox limit wallSeconds must be at most ${largestWallSeconds} (about 24 days), got ${wallSeconds}.`,
-    );
-  }
-  return wallSeconds;
-}
-
-/** Copies the environment into an object without a prototype, checking every name and value. */
-function planEnvironment(env: unknown): Readonly<Record<string, string>> {
-  if (typeof env !== 'object' || env === null || Array.isArray(env)) {
-    throw new ConfigurationError(
-      `The spawn spec's env must be an object of strings (the whole environment), got ${describe(env)}.`,
-    );
-  }
-  // Node's spawn also copies inherited enumerable keys into the environment, so the copy has none.
-  const copy: Record<string, string> = Object.create(null);
-  for (const [name, value] of Object.entries(env)) {
-    if (name === '' || name.includes('=') || name.includes('\0')) {
-      throw new ConfigurationError(
-        `The environment variable name ${JSON.stringify(name)} is invalid: it must be non-empty, without '=' or NUL.`,
-      );
-    }
-    copy[name] = requireString(value, `env.${name}`);
-  }
-  return copy;
-}
-
-function requireString(value: unknown, field: string): string {
-  if (typeof value !== 'string') {
-    throw new ConfigurationError(`The spawn spec's ${field} must be a string, got ${describe(value)}.`);
-  }
-  // A NUL byte cannot cross exec(); Node would throw a less specific error from spawn.
-  if (value.includes('\0')) {
-    throw new ConfigurationError(
-      `The spawn spec's ${field} contains a NUL byte, which a process cannot receive.`,
-    );
-  }
-  return value;
-}
-
-function requireAbsolutePath(value: unknown, field: string): string {
-  const path = requireString(value, field);
-  if (!isAbsolute(path)) {
-    throw new ConfigurationError(
-      `The spawn spec's ${field} must be an absolute path, got ${JSON.stringify(path)}.`,
-    );
-  }
-  return path;
-}
-
-function isInside(path: string, root: string): boolean {
-  const fromRoot = relative(root, path);
-  return fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot));
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return typeof value;
-}
 
 /**
  * The sandbox backend that contains nothing: it runs the program as a plain child process of
@@ -334,7 +114,7 @@ export const unrestrictedSandbox: SandboxBackendV1 = defineSandboxBackend({
     return { available: true, capabilities: unrestrictedCapabilities };
   },
   async spawn(spec: SandboxSpawnSpec): Promise<SandboxProcess> {
-    const plan = planUnrestrictedSpawn(spec);
+    const plan = planSandboxSpawn(spec, { name: 'unrestricted', capabilities: unrestrictedCapabilities });
     await requireDirectory(plan.workspace, 'workspace');
     if (plan.cwd !== plan.workspace) await requireDirectory(plan.cwd, 'cwd');
     // Starting a program only to kill it at once would be wasted work; reject with the abort reason.
@@ -362,7 +142,7 @@ async function requireDirectory(path: string, field: string): Promise<void> {
 }
 
 /** Starts the program and settles once the operating system has started it, or failed to. */
-function startChild(plan: UnrestrictedSpawnPlan): Promise<ChildProcess> {
+function startChild(plan: SandboxSpawnPlan): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
@@ -401,7 +181,7 @@ function startFailure(command: string, error: unknown): SandboxUnavailableError 
 }
 
 /** Wraps a started child in the {@link SandboxProcess} contract: output, channels, limits, cleanup. */
-function superviseChild(child: ChildProcess, plan: UnrestrictedSpawnPlan): SandboxProcess {
+function superviseChild(child: ChildProcess, plan: SandboxSpawnPlan): SandboxProcess {
   // 'spawn' has fired, so the operating system gave the child a pid.
   const pid = child.pid!;
   const stdoutStream = child.stdout!;
@@ -434,12 +214,12 @@ function superviseChild(child: ChildProcess, plan: UnrestrictedSpawnPlan): Sandb
     }
   };
   const wallTimer =
-    plan.wallSeconds === undefined
+    plan.limits.wallSeconds === undefined
       ? undefined
       : setTimeout(() => {
           wallSecondsExceeded = true;
           signalGroupQuietly('SIGKILL');
-        }, plan.wallSeconds * 1_000);
+        }, plan.limits.wallSeconds * 1_000);
   // The timer must not keep the host alive on its own; the child's pipes already do while it runs.
   wallTimer?.unref();
   const onAbort = () => signalGroupQuietly('SIGKILL');

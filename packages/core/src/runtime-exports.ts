@@ -1,3 +1,4 @@
+export { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output.js';
 export {
   defineEngine,
   defineModelProvider,
@@ -29,4 +30,5 @@ export {
   type SandboxProcess,
   type SandboxSpawnSpec,
 } from './sandbox.js';
+export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';
