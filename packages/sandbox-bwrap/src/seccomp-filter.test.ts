@@ -1,0 +1,575 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  buildSeccompFilter,
+  describeSeccompPolicy,
+  type SeccompArchitecture,
+  type SeccompPolicy,
+  seccompArchitecture,
+} from './seccomp-filter.js';
+import { type FilteredSyscall, syscallTables } from './seccomp-syscalls.js';
+
+const { EAFNOSUPPORT, ENOSYS, EPERM } = constants.errno;
+const allow = 0x7fff0000;
+const killProcess = 0x80000000;
+const errnoAction = (errno: number) => 0x00050000 | errno;
+
+const architectures: readonly SeccompArchitecture[] = ['x64', 'arm64'];
+const policies: readonly Omit<SeccompPolicy, 'architecture'>[] = [
+  { network: 'none', subprocesses: 'deny' },
+  { network: 'none', subprocesses: 'allow' },
+  { network: 'host', subprocesses: 'deny' },
+  { network: 'host', subprocesses: 'allow' },
+];
+
+interface Instruction {
+  readonly code: number;
+  readonly jumpIfTrue: number;
+  readonly jumpIfFalse: number;
+  readonly constant: number;
+}
+
+function decode(filter: Buffer): Instruction[] {
+  const program: Instruction[] = [];
+  for (let at = 0; at < filter.length; at += 8) {
+    program.push({
+      code: filter.readUInt16LE(at),
+      jumpIfTrue: filter.readUInt8(at + 2),
+      jumpIfFalse: filter.readUInt8(at + 3),
+      constant: filter.readUInt32LE(at + 4),
+    });
+  }
+  return program;
+}
+
+interface SyscallCall {
+  readonly nr: number;
+  readonly arch?: number;
+  readonly args?: readonly bigint[];
+}
+
+// Runs the program on one seccomp_data the way the kernel does, for the architectures this
+// machine cannot execute. Only the instructions the generator emits are understood.
+function evaluate(filter: Buffer, architecture: SeccompArchitecture, call: SyscallCall): number {
+  const data = Buffer.alloc(64);
+  data.writeUInt32LE(call.nr >>> 0, 0);
+  data.writeUInt32LE(call.arch ?? syscallTables[architecture].auditArch, 4);
+  for (const [index, value] of (call.args ?? []).entries()) data.writeBigUInt64LE(value, 16 + 8 * index);
+  const program = decode(filter);
+  let accumulator = 0;
+  let pc = 0;
+  for (;;) {
+    const instruction = program[pc];
+    if (instruction === undefined) throw new Error(`The program runs off its end at ${pc}.`);
+    const { code, jumpIfTrue, jumpIfFalse, constant } = instruction;
+    if (code === 0x06) return constant;
+    if (code === 0x20) accumulator = data.readUInt32LE(constant);
+    else if (code === 0x15) pc += accumulator === constant ? jumpIfTrue : jumpIfFalse;
+    else if (code === 0x45) pc += (accumulator & constant) !== 0 ? jumpIfTrue : jumpIfFalse;
+    else throw new Error(`Unexpected opcode 0x${code.toString(16)} at ${pc}.`);
+    pc += 1;
+  }
+}
+
+function syscallNumber(architecture: SeccompArchitecture, syscall: FilteredSyscall): number {
+  const nr = syscallTables[architecture].numbers[syscall];
+  if (nr === undefined) throw new Error(`${architecture} has no ${syscall}.`);
+  return nr;
+}
+
+describe('the seccomp program', () => {
+  it('is whole 8-byte instructions that check the architecture first and end in returns', () => {
+    for (const architecture of architectures) {
+      for (const policy of policies) {
+        const filter = buildSeccompFilter({ architecture, ...policy });
+        expect(filter.length % 8).toBe(0);
+        const program = decode(filter);
+        expect(program.length).toBeLessThan(4096);
+        expect(program[0]).toEqual({ code: 0x20, jumpIfTrue: 0, jumpIfFalse: 0, constant: 4 });
+        expect(program[1]?.constant).toBe(syscallTables[architecture].auditArch);
+        expect(program.at(-1)).toEqual({ code: 0x06, jumpIfTrue: 0, jumpIfFalse: 0, constant: allow });
+        program.forEach((instruction, pc) => {
+          if (instruction.code === 0x15 || instruction.code === 0x45) {
+            expect(pc + 1 + Math.max(instruction.jumpIfTrue, instruction.jumpIfFalse)).toBeLessThan(
+              program.length,
+            );
+          }
+        });
+      }
+    }
+  });
+
+  it('kills any other ABI and, on x86_64, refuses x32 calls', () => {
+    for (const architecture of architectures) {
+      const filter = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000003 /* i386 */ })).toBe(killProcess);
+      expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000028 /* arm */ })).toBe(killProcess);
+    }
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'allow' });
+    expect(evaluate(x64, 'x64', { nr: 0x40000000 | 39 })).toBe(errnoAction(EPERM));
+    expect(evaluate(x64, 'x64', { nr: 39 })).toBe(allow);
+  });
+
+  it('answers each rule as documented on x86_64 and arm64, comparing the low 32 bits of arguments', () => {
+    const high = 0xffffffff00000000n;
+    for (const architecture of architectures) {
+      const strict = buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' });
+      const open = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      const call = (syscall: FilteredSyscall, ...args: bigint[]) => ({
+        nr: syscallNumber(architecture, syscall),
+        args,
+      });
+      for (const syscall of ['ptrace', 'bpf', 'mount', 'fsopen', 'unshare', 'setns', 'chroot'] as const) {
+        expect(evaluate(strict, architecture, call(syscall))).toBe(errnoAction(EPERM));
+        expect(evaluate(open, architecture, call(syscall))).toBe(errnoAction(EPERM));
+      }
+      expect(evaluate(open, architecture, { nr: 63 /* read on arm64, uname on x86_64 */ })).toBe(allow);
+      expect(evaluate(open, architecture, call('ioctl', 1n, high | 0x5412n))).toBe(errnoAction(EPERM));
+      expect(evaluate(open, architecture, call('ioctl', 1n, 0x541cn))).toBe(errnoAction(EPERM));
+      expect(evaluate(open, architecture, call('ioctl', 1n, 0x5413n))).toBe(allow);
+      expect(evaluate(open, architecture, call('personality', 0n))).toBe(allow);
+      expect(evaluate(open, architecture, call('personality', 0xffffffffn))).toBe(allow);
+      expect(evaluate(open, architecture, call('personality', 0x0040000n))).toBe(errnoAction(EPERM));
+      expect(evaluate(strict, architecture, call('socket', 2n))).toBe(errnoAction(EAFNOSUPPORT));
+      expect(evaluate(strict, architecture, call('socketpair', 10n))).toBe(errnoAction(EAFNOSUPPORT));
+      expect(evaluate(strict, architecture, call('socket', high | 1n))).toBe(allow);
+      expect(evaluate(open, architecture, call('socket', 2n))).toBe(allow);
+      const threadFlags = 0x3d0f00n; // what glibc's pthread_create passes
+      expect(evaluate(strict, architecture, call('clone', threadFlags))).toBe(allow);
+      expect(evaluate(strict, architecture, call('clone', 17n /* SIGCHLD */))).toBe(errnoAction(EPERM));
+      expect(evaluate(open, architecture, call('clone', 17n))).toBe(allow);
+      expect(evaluate(open, architecture, call('clone', 0x10000000n | 17n))).toBe(errnoAction(EPERM));
+      expect(evaluate(strict, architecture, call('clone', threadFlags | 0x40000000n))).toBe(
+        errnoAction(EPERM),
+      );
+      expect(evaluate(strict, architecture, call('clone3'))).toBe(errnoAction(ENOSYS));
+      expect(evaluate(open, architecture, call('clone3'))).toBe(errnoAction(ENOSYS));
+      expect(evaluate(strict, architecture, call('execveat'))).toBe(errnoAction(EPERM));
+      expect(evaluate(open, architecture, call('execveat'))).toBe(allow);
+      expect(evaluate(strict, architecture, call('execve', 1n, 2n, 3n))).toBe(allow);
+    }
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'deny' });
+    expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'fork') })).toBe(errnoAction(EPERM));
+    expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'vfork') })).toBe(errnoAction(EPERM));
+  });
+
+  it('maps Node architecture names and rejects the ones without a filter', () => {
+    expect(seccompArchitecture('x64')).toBe('x64');
+    expect(seccompArchitecture('arm64')).toBe('arm64');
+    expect(seccompArchitecture('ia32')).toBeUndefined();
+    expect(seccompArchitecture()).toBe(seccompArchitecture(process.arch));
+  });
+
+  it('describes the policy in one line', () => {
+    expect(describeSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
+      'x86_64: 39 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes',
+    );
+    expect(describeSeccompPolicy({ architecture: 'arm64', network: 'host', subprocesses: 'allow' })).toBe(
+      'aarch64: 36 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; host network; subprocesses allowed',
+    );
+  });
+});
+
+// A C program makes the raw system calls Node cannot; it is built at test time.
+const probeSource = String.raw`#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Prints "<check> <errno>" per argument, 0 when the call succeeded. */
+
+static long result_of(long value) { return value < 0 ? errno : 0; }
+
+static long closed(long fd) {
+  if (fd < 0) return errno;
+  close(fd);
+  return 0;
+}
+
+static long reaped(long pid) {
+  if (pid < 0) return errno;
+  if (pid == 0) _exit(0);
+  waitpid(pid, NULL, __WALL);
+  return 0;
+}
+
+static void *thread_main(void *arg) { return arg; }
+
+static long joined_thread(void) {
+  pthread_t thread;
+  int error = pthread_create(&thread, NULL, thread_main, NULL);
+  if (error) return error;
+  pthread_join(thread, NULL);
+  return 0;
+}
+
+/* A session leader without a terminal takes the slave as its controlling terminal, so TIOCSTI
+   is not refused for a foreign terminal (the kernel says EPERM then, like the filter). */
+static long pty_ioctl(unsigned long request) {
+  setsid();
+  signal(SIGHUP, SIG_IGN); /* closing the master hangs up the session leader */
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) || unlockpt(master)) return 1000 + errno;
+  int slave = open(ptsname(master), O_RDWR);
+  if (slave < 0) return 1000 + errno;
+  char argument[2] = {'x', 0};
+  long result = result_of(ioctl(slave, request, argument));
+  close(slave);
+  close(master);
+  return result;
+}
+
+static long socket_pair(int domain) {
+  int fds[2];
+  if (socketpair(domain, SOCK_STREAM, 0, fds) < 0) return errno;
+  close(fds[0]);
+  close(fds[1]);
+  return 0;
+}
+
+static long check(const char *name) {
+  char *argv[] = {"probe", NULL};
+  char *envp[] = {"A=b", NULL};
+  if (!strcmp(name, "ptrace")) return result_of(syscall(SYS_ptrace, PTRACE_PEEKUSER, 999999, 0, 0));
+  if (!strcmp(name, "process_vm_readv"))
+    return result_of(syscall(SYS_process_vm_readv, getpid(), NULL, 0, NULL, 0, 0));
+  if (!strcmp(name, "io_uring_setup")) return result_of(syscall(SYS_io_uring_setup, 1, NULL));
+  if (!strcmp(name, "bpf")) return result_of(syscall(SYS_bpf, 9999, NULL, 0));
+  if (!strcmp(name, "keyctl")) return result_of(syscall(SYS_keyctl, 9999, 0, 0, 0, 0));
+  if (!strcmp(name, "mount")) return result_of(mount("none", "/nonexistent", "tmpfs", 0, NULL));
+  if (!strcmp(name, "unshare")) return result_of(unshare(0));
+  if (!strcmp(name, "setns")) return result_of(setns(-1, 0));
+  if (!strcmp(name, "perf_event_open")) return result_of(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+  if (!strcmp(name, "personality")) {
+    long previous = syscall(SYS_personality, ADDR_NO_RANDOMIZE);
+    if (previous < 0) return errno;
+    syscall(SYS_personality, previous);
+    return 0;
+  }
+  if (!strcmp(name, "personality_query")) return result_of(syscall(SYS_personality, 0xffffffffUL));
+  if (!strcmp(name, "tiocsti")) return pty_ioctl(TIOCSTI);
+  if (!strcmp(name, "tiocsti_high_bits")) return pty_ioctl(0xffffffff00000000UL | TIOCSTI);
+  if (!strcmp(name, "tioclinux")) return pty_ioctl(TIOCLINUX);
+  if (!strcmp(name, "tiocgwinsz")) return pty_ioctl(TIOCGWINSZ);
+  if (!strcmp(name, "socket_inet")) return closed(socket(AF_INET, SOCK_STREAM, 0));
+  if (!strcmp(name, "socket_inet6")) return closed(socket(AF_INET6, SOCK_STREAM, 0));
+  if (!strcmp(name, "socket_unix")) return closed(socket(AF_UNIX, SOCK_STREAM, 0));
+  if (!strcmp(name, "socketpair_unix")) return socket_pair(AF_UNIX);
+  if (!strcmp(name, "socketpair_inet")) return socket_pair(AF_INET);
+#ifdef SYS_fork
+  if (!strcmp(name, "fork")) return reaped(syscall(SYS_fork));
+#endif
+  if (!strcmp(name, "clone_process")) return reaped(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
+  if (!strcmp(name, "clone_new_user")) return reaped(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
+  if (!strcmp(name, "clone3")) return result_of(syscall(SYS_clone3, NULL, 0));
+  if (!strcmp(name, "thread")) return joined_thread();
+  if (!strcmp(name, "execve_missing")) return result_of(execve("/nonexistent", argv, envp));
+  if (!strcmp(name, "execveat_missing"))
+    return result_of(syscall(SYS_execveat, AT_FDCWD, "/nonexistent", argv, envp, 0));
+#ifdef __x86_64__
+  if (!strcmp(name, "x32_getpid")) return result_of(syscall(0x40000000 | SYS_getpid));
+  if (!strcmp(name, "i386_getpid")) {
+    long result;
+    __asm__ volatile("int $0x80" : "=a"(result) : "a"(20) : "memory");
+    return result < 0 ? -result : 0;
+  }
+#endif
+  return 9999;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  for (int i = 1; i < argc; i += 1) printf("%s %ld\n", argv[i], check(argv[i]));
+  return 0;
+}
+`;
+
+const workDirectory = mkdtempSync(join(tmpdir(), 'ghost-seccomp-'));
+afterAll(() => rmSync(workDirectory, { recursive: true, force: true }));
+
+const hostArchitecture = process.platform === 'linux' ? seccompArchitecture() : undefined;
+const bwrap = '/usr/bin/bwrap';
+const sandboxArguments = [
+  '--unshare-all',
+  '--die-with-parent',
+  '--new-session',
+  '--cap-drop',
+  'ALL',
+  '--clearenv',
+  '--tmpfs',
+  '/',
+  '--ro-bind',
+  '/usr',
+  '/usr',
+  '--symlink',
+  'usr/lib',
+  '/lib',
+  '--symlink',
+  'usr/lib64',
+  '/lib64',
+  '--symlink',
+  'usr/bin',
+  '/bin',
+  '--proc',
+  '/proc',
+  '--dev',
+  '/dev',
+  '--ro-bind',
+  workDirectory,
+  '/probe',
+];
+const canSandbox =
+  hostArchitecture !== undefined &&
+  existsSync(bwrap) &&
+  spawnSync(bwrap, [...sandboxArguments, '--', '/usr/bin/true'], { timeout: 10_000 }).status === 0;
+const canProbe = canSandbox && compileProbe();
+const nodeIsVisible = process.execPath.startsWith('/usr/');
+
+function compileProbe(): boolean {
+  writeFileSync(join(workDirectory, 'probe.c'), probeSource);
+  const compiled = spawnSync(
+    'cc',
+    ['-static', '-O1', '-pthread', '-o', join(workDirectory, 'probe'), join(workDirectory, 'probe.c')],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  return compiled.status === 0;
+}
+
+interface SandboxRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+let filterCount = 0;
+
+/** Runs `command` in the sandbox, under the policy's filter, or under none for the control runs. */
+function runSandboxed(policy: SeccompPolicy | undefined, command: readonly string[]): SandboxRun {
+  if (policy === undefined) {
+    const run = spawnSync(bwrap, [...sandboxArguments, '--', ...command], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  }
+  filterCount += 1;
+  const filterPath = join(workDirectory, `filter-${filterCount}.bpf`);
+  writeFileSync(filterPath, buildSeccompFilter(policy));
+  const filterFd = openSync(filterPath, 'r');
+  try {
+    const run = spawnSync(bwrap, [...sandboxArguments, '--seccomp', '3', '--', ...command], {
+      encoding: 'utf8',
+      timeout: 15_000,
+      stdio: ['ignore', 'pipe', 'pipe', filterFd],
+    });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  } finally {
+    closeSync(filterFd);
+  }
+}
+
+/** The errno of each probe check, 0 where the call succeeded. */
+function probe(policy: SeccompPolicy | undefined, checks: readonly string[]): Record<string, number> {
+  const run = runSandboxed(policy, ['/probe/probe', ...checks]);
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  const results: Record<string, number> = {};
+  for (const line of run.stdout.trim().split('\n')) {
+    const [name, errno] = line.split(' ');
+    results[name as string] = Number(errno);
+  }
+  expect(Object.keys(results)).toEqual(checks);
+  return results;
+}
+
+function hostPolicy(policy: Omit<SeccompPolicy, 'architecture'>): SeccompPolicy {
+  return { architecture: hostArchitecture as SeccompArchitecture, ...policy };
+}
+
+const strict = () => hostPolicy({ network: 'none', subprocesses: 'deny' });
+const open = () => hostPolicy({ network: 'host', subprocesses: 'allow' });
+
+const deniedChecks = [
+  'ptrace',
+  'process_vm_readv',
+  'io_uring_setup',
+  'bpf',
+  'keyctl',
+  'mount',
+  'unshare',
+  'setns',
+  'perf_event_open',
+  'tiocsti',
+  'tiocsti_high_bits',
+  'tioclinux',
+  'personality',
+];
+
+const noProbe = '(skipped: without Linux on x64 or arm64, a working /usr/bin/bwrap or cc -static)';
+const noNode = '(skipped: without a working /usr/bin/bwrap or a node under /usr)';
+const noSandbox = '(skipped: without Linux on x64 or arm64 or a working /usr/bin/bwrap)';
+
+describe('in a bubblewrap sandbox', () => {
+  it.skipIf(!canProbe)(
+    `the probe's calls work or fail otherwise without the filter (control) ${noProbe}`,
+    () => {
+      const results = probe(undefined, [...deniedChecks, 'clone_new_user', 'clone3', 'execveat_missing']);
+      for (const [check, errno] of Object.entries(results)) {
+        expect({ check, errno }).not.toEqual({ check, errno: EPERM });
+      }
+      expect(results.clone3).not.toBe(ENOSYS);
+    },
+  );
+
+  it.skipIf(!canProbe)(`denied system calls fail with EPERM under every policy ${noProbe}`, () => {
+    for (const policy of policies) {
+      const results = probe(hostPolicy(policy), deniedChecks);
+      expect(results).toEqual(Object.fromEntries(deniedChecks.map((check) => [check, EPERM])));
+    }
+  });
+
+  it.skipIf(!canProbe)(`harmless variants of filtered calls still work ${noProbe}`, () => {
+    expect(probe(strict(), ['tiocgwinsz', 'personality_query', 'thread'])).toEqual({
+      tiocgwinsz: 0,
+      personality_query: 0,
+      thread: 0,
+    });
+  });
+
+  it.skipIf(!canProbe || hostArchitecture !== 'x64')(
+    `on x86_64 an i386 system call kills the process and x32 calls fail with EPERM ${noProbe}`,
+    () => {
+      expect(probe(open(), ['x32_getpid'])).toEqual({ x32_getpid: EPERM });
+      const run = runSandboxed(open(), ['/probe/probe', 'i386_getpid']);
+      expect(run.stdout).toBe('');
+      expect(run.status).toBe(128 + constants.signals.SIGSYS); // bwrap reports the signal like a shell
+    },
+  );
+
+  it.skipIf(!canProbe)(`with network 'none' only Unix sockets can be created ${noProbe}`, () => {
+    const checks = ['socket_inet', 'socket_inet6', 'socketpair_inet', 'socket_unix', 'socketpair_unix'];
+    expect(probe(hostPolicy({ network: 'none', subprocesses: 'allow' }), checks)).toEqual({
+      socket_inet: EAFNOSUPPORT,
+      socket_inet6: EAFNOSUPPORT,
+      socketpair_inet: EAFNOSUPPORT,
+      socket_unix: 0,
+      socketpair_unix: 0,
+    });
+  });
+
+  it.skipIf(!canProbe)(`with network 'host' inet sockets can be created ${noProbe}`, () => {
+    const checks = ['socket_inet', 'socket_inet6', 'socket_unix'];
+    expect(probe(hostPolicy({ network: 'host', subprocesses: 'deny' }), checks)).toEqual({
+      socket_inet: 0,
+      socket_inet6: 0,
+      socket_unix: 0,
+    });
+  });
+
+  it.skipIf(!canProbe)(
+    `with subprocesses 'deny' no process can be created, threads still can, and execve is not filtered ${noProbe}`,
+    () => {
+      const checks = [
+        ...(hostArchitecture === 'x64' ? ['fork'] : []),
+        'clone_process',
+        'clone3',
+        'execveat_missing',
+        'thread',
+        'execve_missing',
+      ];
+      expect(probe(strict(), checks)).toEqual({
+        ...(hostArchitecture === 'x64' ? { fork: EPERM } : {}),
+        clone_process: EPERM,
+        clone3: ENOSYS,
+        execveat_missing: EPERM,
+        thread: 0,
+        execve_missing: constants.errno.ENOENT,
+      });
+    },
+  );
+
+  it.skipIf(!canProbe)(
+    `with subprocesses 'allow' processes can be created, but not new namespaces ${noProbe}`,
+    () => {
+      expect(probe(open(), ['clone_process', 'clone_new_user', 'clone3', 'thread'])).toEqual({
+        clone_process: 0,
+        clone_new_user: EPERM,
+        clone3: ENOSYS,
+        thread: 0,
+      });
+    },
+  );
+
+  const nodeProgram = `
+    const { Worker } = require('node:worker_threads');
+    const wasm = new Uint8Array([0,97,115,109,1,0,0,0,1,7,1,96,2,127,127,1,127,3,2,1,0,7,7,1,3,97,100,100,0,0,10,9,1,7,0,32,0,32,1,106,11]);
+    WebAssembly.instantiate(wasm).then(({ instance }) => {
+      const worker = new Worker('require("node:worker_threads").parentPort.postMessage(6 * 7)', { eval: true });
+      worker.once('message', (fromWorker) => console.log(JSON.stringify({ sum: instance.exports.add(2, 3), fromWorker })));
+    });`;
+
+  it.skipIf(!canSandbox || !nodeIsVisible)(
+    `node runs worker threads and WebAssembly under every policy ${noNode}`,
+    () => {
+      for (const policy of policies) {
+        const run = runSandboxed(hostPolicy(policy), [process.execPath, '-e', nodeProgram]);
+        expect({ policy, stderr: run.stderr, status: run.status }).toEqual({ policy, stderr: '', status: 0 });
+        expect(JSON.parse(run.stdout)).toEqual({ sum: 5, fromWorker: 42 });
+      }
+    },
+  );
+
+  const spawnProgram = `
+    const child = require('node:child_process').spawnSync(process.execPath, ['-e', 'console.log(1)'], { encoding: 'utf8' });
+    console.log(JSON.stringify({ error: child.error?.code ?? null, stdout: child.stdout ?? null }));`;
+
+  it.skipIf(!canSandbox || !nodeIsVisible)(
+    `node cannot start a child process when subprocesses are denied ${noNode}`,
+    () => {
+      const run = runSandboxed(hostPolicy({ network: 'host', subprocesses: 'deny' }), [
+        process.execPath,
+        '-e',
+        spawnProgram,
+      ]);
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({ error: 'EPERM', stdout: null });
+    },
+  );
+
+  it.skipIf(!canSandbox || !nodeIsVisible)(
+    `node can start a child process when subprocesses are allowed ${noNode}`,
+    () => {
+      const run = runSandboxed(hostPolicy({ network: 'none', subprocesses: 'allow' }), [
+        process.execPath,
+        '-e',
+        spawnProgram,
+      ]);
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({ error: null, stdout: '1\n' });
+    },
+  );
+
+  it.skipIf(!canSandbox)(
+    `bwrap sets PWD even with --clearenv, so its own execve cannot be told from later ones (why execve stays allowed) ${noSandbox}`,
+    () => {
+      const run = runSandboxed(undefined, ['/usr/bin/env']);
+      expect(run.stdout).toBe('PWD=/\n');
+    },
+  );
+});
