@@ -1,5 +1,5 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   GhostError,
   type Runtime,
@@ -39,8 +39,25 @@ export interface SandboxFactory {
   spawn(command: SandboxedCommand): Promise<SandboxProcess>;
 }
 
-// The directory of the Node binary hosts run with, resolved once per process.
-let nodeDirectory: Promise<string> | undefined;
+/**
+ * Memory a host needs beyond the program's own `memoryBytes`: Node itself, the engine and its
+ * wasm or isolate overhead (a QuickJS host idles at about 70 MiB). The OS limit is the sum, so the
+ * engine's own limit is hit first and the OS limit only catches what slips past it.
+ */
+export const hostMemoryAllowanceBytes = 160 * 1024 * 1024;
+
+/**
+ * CPU a host spends outside the program (Node's start, the engine's set-up). RLIMIT_CPU counts the
+ * whole process, so the OS limit leaves this much room and the engine's interrupt, which counts
+ * only the program, reports the limit first; the OS kills a host whose engine failed to.
+ */
+export const hostCpuAllowanceSeconds = 3;
+
+/** A host needs a few dozen descriptors (Node's event loop, the channel, the engine's files). */
+const hostOpenFiles = 256;
+
+/** Node runs a dozen threads and the pids limit counts threads; this leaves room and stops a bomb. */
+const hostProcesses = 64;
 
 /** How code mode names a sandbox: a registered name, `'native'`, `'unrestricted'`, or a backend. */
 export type SandboxChoice = string | SandboxBackendV1;
@@ -87,8 +104,6 @@ export async function createSandboxFactory(
     );
   }
   const spawnLimits = enforceableLimits(limits, capabilities);
-  nodeDirectory ??= realpath(process.execPath).then(dirname);
-  const runtimeNode = await nodeDirectory;
   return Object.freeze({
     name: backend.name,
     backend,
@@ -100,10 +115,12 @@ export async function createSandboxFactory(
           command: command.command,
           args: command.args,
           env: command.env ?? {},
-          runtimePaths: [runtimeNode, ...command.runtimePaths],
+          runtimePaths: command.runtimePaths,
           workspace,
           // A backend that cannot isolate the network would refuse 'none'; only 'unrestricted' gets here.
           network: capabilities.networkIsolation ? 'none' : 'host',
+          // A host never starts a process; where the backend can forbid it, it is forbidden.
+          subprocesses: capabilities.subprocessDenial ? 'deny' : 'allow',
           extraFds: 1,
           limits: spawnLimits,
           ...(command.signal ? { signal: command.signal } : {}),
@@ -126,8 +143,10 @@ export async function createSandboxFactory(
  */
 function enforceableLimits(limits: CodeModeLimits, capabilities: SandboxCapabilities): SandboxLimits {
   return {
-    ...(capabilities.memoryLimit ? { memoryBytes: limits.memoryBytes } : {}),
-    ...(capabilities.cpuLimit ? { cpuSeconds: limits.cpuSeconds } : {}),
+    ...(capabilities.memoryLimit ? { memoryBytes: limits.memoryBytes + hostMemoryAllowanceBytes } : {}),
+    ...(capabilities.cpuLimit ? { cpuSeconds: limits.cpuSeconds + hostCpuAllowanceSeconds } : {}),
     ...(capabilities.fileSizeLimit ? { fileBytes: limits.fileBytes } : {}),
+    ...(capabilities.openFilesLimit ? { openFiles: hostOpenFiles } : {}),
+    ...(capabilities.processLimit ? { processes: hostProcesses } : {}),
   };
 }

@@ -100,7 +100,10 @@ export interface SandboxLimits {
  * from `spawn` with a `SandboxUnavailableError`; it never ignores a part it cannot enforce.
  */
 export interface SandboxSpawnSpec {
-  /** The program to run, an absolute path inside `runtimePaths` (for code mode, the `node` binary). */
+  /**
+   * The program to run, an absolute path (for code mode, the `node` binary). The backend makes it,
+   * and the shared libraries it loads, readable and executable; it need not be in `runtimePaths`.
+   */
   readonly command: string;
   readonly args: readonly string[];
   /** The process's whole environment: nothing is inherited, so list every variable it needs. */

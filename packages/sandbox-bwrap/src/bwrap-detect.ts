@@ -1,0 +1,354 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  planSandboxSpawn,
+  type SandboxCapabilities,
+  type SandboxCheck,
+  type SandboxDetection,
+  type SandboxProcess,
+} from '@ghost/core';
+import type { HostTools } from './bwrap-launch.js';
+import type { BwrapProcessOptions } from './bwrap-process.js';
+import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
+import { type CgroupSupport, createSandboxCgroup, detectCgroups } from './cgroups.js';
+import { findExecutable } from './host-tools.js';
+import {
+  buildSeccompFilter,
+  describeSeccompPolicy,
+  type SeccompArchitecture,
+  seccompArchitecture,
+} from './seccomp-filter.js';
+import { sharedLibraries } from './shared-libraries.js';
+
+const run = promisify(execFile);
+
+/** What the backend found on this machine: the answer of `detect()` and what `spawn` runs with. */
+export interface BwrapEnvironment {
+  readonly detection: SandboxDetection;
+  readonly tools?: HostTools;
+  readonly architecture?: SeccompArchitecture;
+  readonly cgroups?: CgroupSupport;
+}
+
+const noCapabilities: SandboxCapabilities = Object.freeze({
+  processTreeOwnership: false,
+  subprocessDenial: false,
+  networkIsolation: false,
+  filesystemIsolation: false,
+  memoryLimit: false,
+  cpuLimit: false,
+  fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
+  environmentIsolation: false,
+});
+
+/** What the backend reports where it works: everything, the process limit only with a pids cgroup. */
+export function bwrapCapabilities(processLimit: boolean): SandboxCapabilities {
+  return {
+    processTreeOwnership: true,
+    subprocessDenial: true,
+    networkIsolation: true,
+    filesystemIsolation: true,
+    memoryLimit: true,
+    cpuLimit: true,
+    fileSizeLimit: true,
+    openFilesLimit: true,
+    processLimit,
+    syscallFilter: true,
+    environmentIsolation: true,
+  };
+}
+
+type StartProcess = (options: BwrapProcessOptions) => Promise<SandboxProcess>;
+
+/**
+ * Checks, in the order a user would fix them, everything the backend relies on, and finally starts
+ * one real sandbox with the whole policy (namespaces, seccomp, rlimits, cgroup) to prove it. The
+ * first problem found becomes `reason`, written so the user knows what to run; every check is
+ * listed in `checks` for `ghost doctor`.
+ */
+export async function detectBwrap(
+  options: BwrapSandboxOptions,
+  start: StartProcess,
+): Promise<BwrapEnvironment> {
+  const checks: SandboxCheck[] = [];
+  const unavailable = (reason: string): BwrapEnvironment => ({
+    detection: { available: false, reason, capabilities: noCapabilities, checks },
+  });
+  if (process.platform !== 'linux') {
+    return unavailable(`bubblewrap runs only on Linux, and this is ${process.platform}.`);
+  }
+  const bwrap = await findExecutable(options.bwrapPath ?? 'bwrap');
+  if (bwrap === undefined) {
+    checks.push({ name: 'bubblewrap', status: 'missing', detail: 'bwrap is not installed' });
+    return unavailable(
+      options.bwrapPath === undefined
+        ? 'bubblewrap is not installed: install it with `apt-get install bubblewrap` (Debian, Ubuntu), `dnf install bubblewrap` (Fedora) or `apk add bubblewrap` (Alpine).'
+        : `the bwrap binary ${options.bwrapPath} does not exist or is not executable.`,
+    );
+  }
+  checks.push({ name: 'bubblewrap', status: 'enforced', detail: `${bwrap} (${await bwrapVersion(bwrap)})` });
+  const bash = await findExecutable('bash');
+  const prlimit = await findExecutable('prlimit');
+  if (bash === undefined || prlimit === undefined) {
+    const missing = [
+      bash === undefined ? 'bash' : undefined,
+      prlimit === undefined ? 'prlimit (util-linux)' : undefined,
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    checks.push({ name: 'launcher', status: 'missing', detail: `${missing} not found` });
+    return unavailable(
+      `the sandbox launcher needs ${missing}: install them with \`apt-get install bash util-linux\`.`,
+    );
+  }
+  const { problem: namespaceProblem, appArmorRestricted } = await userNamespaces();
+  if (namespaceProblem !== undefined) {
+    checks.push({ name: 'user namespaces', status: 'missing', detail: namespaceProblem });
+    return unavailable(namespaceProblem);
+  }
+  const architecture = seccompArchitecture();
+  if (architecture === undefined) {
+    checks.push({ name: 'seccomp', status: 'missing', detail: `no filter for ${process.arch}` });
+    return unavailable(
+      `Ghost's seccomp filter covers x64 and arm64, and this machine is ${process.arch}; without it the sandbox cannot deny dangerous system calls.`,
+    );
+  }
+  if (!(await kernelHasSeccomp())) {
+    checks.push({ name: 'seccomp', status: 'missing', detail: 'the kernel has no seccomp filter support' });
+    return unavailable(
+      'the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER); use a kernel with it.',
+    );
+  }
+  const tools: HostTools = { bwrap, bash, prlimit };
+  const cgroups = options.cgroups === 'off' ? undefined : await detectCgroups();
+  const proof = await proveSandbox(tools, architecture, cgroups, start);
+  if (proof.problem !== undefined) {
+    checks.push({ name: 'namespaces', status: 'missing', detail: proof.problem });
+    return unavailable(explainStartFailure(proof.problem, appArmorRestricted));
+  }
+  const usableCgroups = proof.cgroupsWork ? cgroups : undefined;
+  checks.push(
+    {
+      name: 'namespaces',
+      status: 'enforced',
+      detail: 'user, pid, ipc, uts, cgroup, net (unless network is asked for), mount',
+    },
+    {
+      name: 'filesystem',
+      status: 'enforced',
+      detail: 'read-only tmpfs root with only the runtime paths; private writable workspace',
+    },
+    {
+      name: 'seccomp',
+      status: 'enforced',
+      detail: describeSeccompPolicy({ architecture, network: 'none', subprocesses: 'deny' }),
+    },
+    {
+      name: 'privileges',
+      status: 'enforced',
+      detail: 'all capabilities dropped, no new privileges, new session (no TIOCSTI)',
+    },
+    {
+      name: 'rlimits',
+      status: 'enforced',
+      detail: 'RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 through prlimit',
+    },
+    memoryCheck(usableCgroups, options, proof.cgroupProblem),
+    processCheck(usableCgroups, options, proof.cgroupProblem),
+  );
+  return {
+    detection: {
+      available: true,
+      capabilities: bwrapCapabilities(usableCgroups?.pidsParent !== undefined),
+      checks,
+    },
+    tools,
+    architecture,
+    ...(usableCgroups === undefined ? {} : { cgroups: usableCgroups }),
+  };
+}
+
+async function bwrapVersion(bwrap: string): Promise<string> {
+  try {
+    const { stdout } = await run(bwrap, ['--version'], { env: {}, timeout: 5_000 });
+    return stdout.trim();
+  } catch {
+    return 'version unknown';
+  }
+}
+
+/** Reads the sysctls that turn unprivileged user namespaces off, and says which to change. */
+async function userNamespaces(): Promise<{ problem?: string; appArmorRestricted: boolean }> {
+  const read = (path: string) =>
+    readFile(path, 'utf8').then(
+      (text) => text.trim(),
+      () => undefined,
+    );
+  const [maxNamespaces, debianSwitch, appArmor] = await Promise.all([
+    read('/proc/sys/user/max_user_namespaces'),
+    read('/proc/sys/kernel/unprivileged_userns_clone'),
+    read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
+  ]);
+  const isRoot = process.getuid?.() === 0;
+  // Ubuntu 24.04+ allows them only to programs whose AppArmor profile grants `userns`; whether bwrap
+  // has one shows only when the probe runs, so this just shapes the message if it fails.
+  const appArmorRestricted = appArmor === '1' && !isRoot;
+  if (maxNamespaces === '0') {
+    return {
+      problem:
+        'user namespaces are disabled (user.max_user_namespaces is 0): run `sysctl -w user.max_user_namespaces=15000` as root, and set it in /etc/sysctl.d to keep it.',
+      appArmorRestricted,
+    };
+  }
+  if (debianSwitch === '0' && !isRoot) {
+    return {
+      problem:
+        'unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone is 0): run `sysctl -w kernel.unprivileged_userns_clone=1` as root, and set it in /etc/sysctl.d to keep it.',
+      appArmorRestricted,
+    };
+  }
+  return { appArmorRestricted };
+}
+
+async function kernelHasSeccomp(): Promise<boolean> {
+  const status = await readFile('/proc/self/status', 'utf8').catch(() => '');
+  return /^Seccomp:/m.test(status);
+}
+
+/** Turns bubblewrap's start-up error into what to do about it. */
+function explainStartFailure(problem: string, appArmorRestricted: boolean): string {
+  if (appArmorRestricted) {
+    return `bubblewrap cannot create a user namespace because AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1): install an AppArmor profile that allows userns for bwrap (see /etc/apparmor.d/bwrap-userns-restrict on Ubuntu), or run \`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` as root. bubblewrap said: ${problem}`;
+  }
+  if (
+    /setting up uid map|No permissions to create(?:ing)? new namespace|Operation not permitted/i.test(problem)
+  ) {
+    return `bubblewrap is not allowed to create namespaces here (inside an unprivileged container, or blocked by a seccomp or LSM policy): run on the host, or give the container user namespaces (Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined). bubblewrap said: ${problem}`;
+  }
+  if (/seccomp/i.test(problem)) {
+    return `bubblewrap could not load the seccomp filter: ${problem}`;
+  }
+  return `bubblewrap could not start a sandbox: ${problem}`;
+}
+
+interface Proof {
+  readonly problem?: string;
+  readonly cgroupsWork: boolean;
+  readonly cgroupProblem?: string;
+}
+
+/**
+ * Starts `node -e ''` in a sandbox with the whole policy and checks that it exits cleanly. Tried
+ * with the cgroup first (when there is one), and without it if joining the cgroup is what failed.
+ */
+async function proveSandbox(
+  tools: HostTools,
+  architecture: SeccompArchitecture,
+  cgroups: CgroupSupport | undefined,
+  start: StartProcess,
+): Promise<Proof> {
+  const attempt = async (withCgroup: boolean): Promise<string | undefined> => {
+    const workspace = await mkdtemp(join(tmpdir(), 'ghost-bwrap-probe-'));
+    const command = await realpath(process.execPath);
+    const plan = planSandboxSpawn(
+      {
+        command,
+        args: ['-e', ''],
+        env: {},
+        runtimePaths: [dirname(command)],
+        workspace,
+        subprocesses: 'deny',
+        limits: { cpuSeconds: 10, fileBytes: 1_000_000, openFiles: 256, wallSeconds: 30 },
+      },
+      { name: 'bwrap', capabilities: bwrapCapabilities(false) },
+    );
+    const cgroup =
+      withCgroup && cgroups !== undefined
+        ? await createSandboxCgroup(cgroups, { memoryBytes: 512 * 1024 * 1024, processes: 64 }).catch(
+            () => undefined,
+          )
+        : undefined;
+    let child: SandboxProcess | undefined;
+    try {
+      child = await start({
+        plan,
+        tools,
+        sharedLibraries: await sharedLibraries(command),
+        seccompFilter: buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' }),
+        ...(cgroup === undefined ? {} : { cgroup }),
+      });
+      const exit = await child.exited;
+      if (exit.code !== 0) {
+        return `a probe program in the sandbox exited with ${exit.code ?? exit.signal}: ${child.stderr.text.trim()}`;
+      }
+      return undefined;
+    } catch (error) {
+      return (error as Error).message.replace(/^bubblewrap could not start the sandbox: /, '');
+    } finally {
+      if (child !== undefined) await child.close().catch(() => undefined);
+      else {
+        await cgroup?.remove().catch(() => undefined);
+        await rm(workspace, { recursive: true, force: true });
+      }
+    }
+  };
+  if (cgroups === undefined) {
+    const problem = await attempt(false);
+    return problem === undefined ? { cgroupsWork: false } : { problem, cgroupsWork: false };
+  }
+  const withCgroup = await attempt(true);
+  if (withCgroup === undefined) return { cgroupsWork: true };
+  const without = await attempt(false);
+  if (without !== undefined) return { problem: without, cgroupsWork: false };
+  return { cgroupsWork: false, cgroupProblem: withCgroup };
+}
+
+function memoryCheck(
+  cgroups: CgroupSupport | undefined,
+  options: BwrapSandboxOptions,
+  problem?: string,
+): SandboxCheck {
+  if (cgroups?.memoryParent !== undefined) {
+    return {
+      name: 'memory limit',
+      status: 'enforced',
+      detail: `cgroup v${cgroups.version} memory controller under ${cgroups.memoryParent}`,
+    };
+  }
+  return {
+    name: 'memory limit',
+    status: 'fallback',
+    detail: `no usable memory cgroup (${whyNoCgroup(options, problem)}); the parent samples the sandbox's resident memory every 50 ms and kills it over the limit`,
+  };
+}
+
+function processCheck(
+  cgroups: CgroupSupport | undefined,
+  options: BwrapSandboxOptions,
+  problem?: string,
+): SandboxCheck {
+  if (cgroups?.pidsParent !== undefined) {
+    return {
+      name: 'process limit',
+      status: 'enforced',
+      detail: `cgroup v${cgroups.version} pids controller under ${cgroups.pidsParent}`,
+    };
+  }
+  return {
+    name: 'process limit',
+    status: 'missing',
+    detail: `no usable pids cgroup (${whyNoCgroup(options, problem)}); limits.processes is refused, and subprocess denial (code mode's default) keeps the sandbox to one process`,
+  };
+}
+
+function whyNoCgroup(options: BwrapSandboxOptions, problem?: string): string {
+  if (options.cgroups === 'off') return "cgroups: 'off' was set";
+  if (problem !== undefined) return `joining one failed: ${problem}`;
+  return 'this process may not create cgroups; on cgroup v2 run Ghost in a delegated cgroup (systemd Delegate=yes with DelegateSubgroup=)';
+}

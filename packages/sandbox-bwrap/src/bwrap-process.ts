@@ -1,0 +1,354 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { constants } from 'node:os';
+import { Duplex, type Readable } from 'node:stream';
+import {
+  BoundedOutputBuffer,
+  CleanupError,
+  type SandboxExit,
+  type SandboxLimits,
+  type SandboxProcess,
+  type SandboxSpawnPlan,
+  SandboxUnavailableError,
+} from '@ghost/core';
+import { bwrapArguments } from './bwrap-arguments.js';
+import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
+import type { SandboxCgroup } from './cgroups.js';
+import { processesInPidNamespace, processTree, residentBytes, signalQuietly } from './process-tree.js';
+
+/** How long `close()` waits for the whole sandbox to be gone before it gives up with a `CleanupError`. */
+const closeTimeoutMilliseconds = 5_000;
+
+/** How often `close()` looks again for survivors, re-sending SIGKILL each time. */
+const closePollMilliseconds = 20;
+
+/** How often the parent samples the tree's memory when no cgroup bounds it. */
+const memorySampleMilliseconds = 50;
+
+/** How long `exited` waits for stdout and stderr to deliver what is still in the pipes. */
+const outputDrainMilliseconds = 250;
+
+/** What bubblewrap writes to `--info-fd` once the sandbox exists. */
+interface SandboxInfo {
+  /** The host pid of the pid namespace's init (bubblewrap's reaper); killing it ends the namespace. */
+  readonly 'child-pid': number;
+  readonly 'pid-namespace': number;
+}
+
+/** Everything {@link startBwrapProcess} needs: the checked spec and what the backend prepared. */
+export interface BwrapProcessOptions {
+  readonly plan: SandboxSpawnPlan;
+  readonly tools: HostTools;
+  readonly sharedLibraries: readonly string[];
+  /** The classic BPF program bubblewrap loads, when the backend filters system calls. */
+  readonly seccompFilter?: Buffer;
+  /** The cgroup that bounds memory and processes, when the host offers one. */
+  readonly cgroup?: SandboxCgroup;
+  /** When set, the parent enforces `memoryBytes` by sampling, because no cgroup does. */
+  readonly sampledMemoryBytes?: number;
+}
+
+/**
+ * Starts bubblewrap for a planned spec and resolves once the sandbox exists (bubblewrap reported
+ * its namespaces), or rejects with a `SandboxUnavailableError` carrying bubblewrap's own message.
+ */
+export async function startBwrapProcess(options: BwrapProcessOptions): Promise<SandboxProcess> {
+  const { plan } = options;
+  const channelCount = plan.extraFds;
+  const seccompFd = options.seccompFilter === undefined ? undefined : 3 + channelCount;
+  const infoFd = 3 + channelCount + (seccompFd === undefined ? 0 : 1);
+  const args = bwrapArguments(plan, {
+    sharedLibraries: options.sharedLibraries,
+    infoFd,
+    ...(seccompFd === undefined ? {} : { seccompFd }),
+  });
+  const [command, launchArgs] = launchCommand(
+    {
+      tools: options.tools,
+      keepBelow: infoFd + 1,
+      cgroupProcsFiles: options.cgroup?.procsFiles ?? [],
+      limits: plan.limits,
+    },
+    args,
+  );
+  const child = spawn(command, launchArgs, {
+    env: {},
+    stdio: ['ignore', 'pipe', 'pipe', ...Array.from({ length: infoFd - 2 }, () => 'pipe' as const)],
+  });
+  // A pipe whose far end dies mid-transfer emits EPIPE or ECONNRESET; that is the sandbox
+  // ending, which `exited` reports, not an error to crash the parent with.
+  for (const stream of child.stdio) stream?.on('error', ignore);
+  child.on('error', ignore);
+  const stderr = new BoundedOutputBuffer();
+  child.stderr?.on('data', (chunk: Buffer) => stderr.append(chunk));
+  if (seccompFd !== undefined) (child.stdio[seccompFd] as Duplex).end(options.seccompFilter);
+  let info: SandboxInfo;
+  try {
+    info = await readInfo(child, infoFd);
+  } catch (error) {
+    child.kill('SIGKILL');
+    for (const stream of child.stdio) stream?.destroy();
+    const detail = stderr.text.trim() || (error as Error).message;
+    throw new SandboxUnavailableError(`bubblewrap could not start the sandbox: ${detail}`, {
+      cause: error,
+      details: { backend: 'bwrap', command: plan.command },
+    });
+  }
+  return superviseBwrapProcess(child, info, stderr, options);
+}
+
+/** Resolves with bubblewrap's info JSON, or rejects if it exits (or fails to start) first. */
+function readInfo(child: ChildProcess, infoFd: number): Promise<SandboxInfo> {
+  const stream = child.stdio[infoFd] as Readable;
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      const why =
+        code === launcherFailureCode ? 'the launcher could not join the cgroup' : `exit ${code ?? signal}`;
+      reject(new Error(`bubblewrap ended before the sandbox existed (${why})`));
+    };
+    child.once('exit', onExit);
+    child.once('error', reject);
+    stream.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      try {
+        const info = JSON.parse(text) as SandboxInfo;
+        child.off('exit', onExit);
+        child.off('error', reject);
+        stream.destroy();
+        resolve(info);
+      } catch {
+        // Not the whole document yet.
+      }
+    });
+  });
+}
+
+function superviseBwrapProcess(
+  child: ChildProcess,
+  info: SandboxInfo,
+  stderr: BoundedOutputBuffer,
+  options: BwrapProcessOptions,
+): SandboxProcess {
+  const { plan, cgroup } = options;
+  const pid = child.pid!;
+  const namespaceInit = info['child-pid'];
+  const channels = child.stdio.slice(3, 3 + plan.extraFds).map((stream, index) => {
+    if (!(stream instanceof Duplex)) throw new Error(`Node did not open fd ${index + 3} as a duplex pipe.`);
+    return stream;
+  });
+  const stdout = new BoundedOutputBuffer();
+  child.stdout!.on('data', (chunk: Buffer) => stdout.append(chunk));
+
+  let exceeded: keyof SandboxLimits | undefined;
+  let released = false;
+  const killSandbox = () => {
+    // The namespace's init first: when it dies the kernel kills everything else in the namespace.
+    signalQuietly(namespaceInit, 'SIGKILL');
+    signalQuietly(pid, 'SIGKILL');
+  };
+  const wallSeconds = plan.limits.wallSeconds;
+  const wallTimer =
+    wallSeconds === undefined
+      ? undefined
+      : setTimeout(() => {
+          exceeded ??= 'wallSeconds';
+          killSandbox();
+        }, wallSeconds * 1_000);
+  wallTimer?.unref();
+  const sampler =
+    options.sampledMemoryBytes === undefined
+      ? undefined
+      : sampleMemory(pid, options.sampledMemoryBytes, () => {
+          exceeded ??= 'memoryBytes';
+          killSandbox();
+        });
+  const onAbort = () => killSandbox();
+  plan.signal?.addEventListener('abort', onAbort, { once: true });
+  const stopWatching = () => {
+    if (wallTimer !== undefined) clearTimeout(wallTimer);
+    sampler?.stop();
+    plan.signal?.removeEventListener('abort', onAbort);
+  };
+  if (plan.signal?.aborted) onAbort();
+
+  const exited = new Promise<SandboxExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      stopWatching();
+      void (async () => {
+        const exit = translateExit(code, signal);
+        if (exceeded === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
+          exceeded = 'memoryBytes';
+        if (exceeded === undefined) exceeded = limitOfSignal(exit.signal);
+        await settled([child.stdout!, child.stderr!], outputDrainMilliseconds);
+        resolve(exceeded === undefined ? exit : { ...exit, limitExceeded: exceeded });
+      })();
+    });
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = async (): Promise<void> => {
+    stopWatching();
+    const deadline = Date.now() + closeTimeoutMilliseconds;
+    const problems: string[] = [];
+    let survivors = await survivorsAfterKill(info, cgroup, killSandbox);
+    while (survivors.length > 0 && Date.now() < deadline) {
+      await delay(closePollMilliseconds);
+      survivors = await survivorsAfterKill(info, cgroup, killSandbox);
+    }
+    if (survivors.length > 0) {
+      problems.push(
+        `processes ${survivors.join(', ')} were still running ${closeTimeoutMilliseconds / 1_000} s after SIGKILL`,
+      );
+    }
+    if ((await beforeDeadline(exited, deadline)) === undefined) {
+      problems.push(
+        `bubblewrap (pid ${pid}) did not exit within ${closeTimeoutMilliseconds / 1_000} s of SIGKILL`,
+      );
+    }
+    released = true;
+    for (const stream of child.stdio) stream?.destroy();
+    if (cgroup !== undefined) {
+      await cgroup
+        .remove()
+        .catch((error: unknown) => problems.push(`its cgroup could not be removed: ${String(error)}`));
+    }
+    let removalError: unknown;
+    try {
+      await rm(plan.workspace, { recursive: true, force: true });
+    } catch (error) {
+      removalError = error;
+      problems.push(`the workspace ${plan.workspace} could not be removed: ${String(error)}`);
+    }
+    if (problems.length > 0) {
+      throw new CleanupError(`Closing the bwrap sandbox failed: ${problems.join('; ')}.`, {
+        cause: removalError,
+        details: { backend: 'bwrap', pid, workspace: plan.workspace, problems },
+      });
+    }
+  };
+
+  return {
+    pid,
+    channel: channels[0]!,
+    channels,
+    stdout,
+    stderr,
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (released) return;
+      if (signal === 'SIGKILL') {
+        killSandbox();
+        return;
+      }
+      // Other signals go to the command and what it started; bubblewrap's own processes would ignore them.
+      void processTree(namespaceInit).then((pids) => {
+        for (const member of pids.slice(1)) signalQuietly(member, signal);
+      });
+    },
+    close() {
+      closing ??= close();
+      return closing;
+    },
+  };
+}
+
+/** Kills the sandbox again and lists what is still alive in its pid namespace and cgroup. */
+async function survivorsAfterKill(
+  info: SandboxInfo,
+  cgroup: SandboxCgroup | undefined,
+  killSandbox: () => void,
+): Promise<number[]> {
+  killSandbox();
+  if (cgroup !== undefined) await cgroup.killAll();
+  const inNamespace = await processesInPidNamespace(info['pid-namespace']);
+  for (const member of inNamespace) signalQuietly(member, 'SIGKILL');
+  const inCgroup = cgroup === undefined ? [] : await cgroup.members();
+  return [...new Set([...inNamespace, ...inCgroup])];
+}
+
+/**
+ * Bubblewrap exits with the command's status, and with 128 + n when a signal n ended it, as a shell
+ * does; turn that back into the signal so callers see how the program really ended.
+ */
+function translateExit(code: number | null, signal: NodeJS.Signals | null): SandboxExit {
+  if (code !== null && code > 128 && code <= 128 + 64) {
+    const name = Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0];
+    if (name !== undefined) return { code: null, signal: name as NodeJS.Signals };
+  }
+  return { code, signal };
+}
+
+function limitOfSignal(signal: NodeJS.Signals | null): keyof SandboxLimits | undefined {
+  if (signal === 'SIGXCPU') return 'cpuSeconds';
+  if (signal === 'SIGXFSZ') return 'fileBytes';
+  return undefined;
+}
+
+/** Samples the tree's resident memory and calls `exceeded` once it is over `limitBytes`. */
+function sampleMemory(root: number, limitBytes: number, exceeded: () => void): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const sample = async () => {
+    const bytes = await residentBytes(await processTree(root));
+    if (stopped) return;
+    if (bytes > limitBytes) {
+      exceeded();
+      return;
+    }
+    timer = setTimeout(sample, memorySampleMilliseconds);
+    timer.unref();
+  };
+  timer = setTimeout(sample, memorySampleMilliseconds);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves once every stream has ended or closed, or after `milliseconds`, whichever is first. */
+function settled(streams: readonly Readable[], milliseconds: number): Promise<void> {
+  const open = streams.filter((stream) => !stream.readableEnded && !stream.destroyed);
+  if (open.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, milliseconds);
+    timer.unref();
+    let pending = open.length;
+    for (const stream of open) {
+      let counted = false;
+      const done = () => {
+        if (counted) return;
+        counted = true;
+        pending -= 1;
+        if (pending === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      stream.once('end', done);
+      stream.once('close', done);
+    }
+  });
+}
+
+/** Waits for `promise` until `deadline`; undefined when the deadline came first. */
+async function beforeDeadline<Value>(promise: Promise<Value>, deadline: number): Promise<Value | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+function ignore(): void {}

@@ -1,0 +1,66 @@
+import { readdir, readFile, readlink } from 'node:fs/promises';
+
+/**
+ * The pids of `root` and every process below it, found through each thread's `children` file
+ * (processes that left the tree, such as a double fork reparented to the namespace's init, are
+ * still below bubblewrap, because that init is).
+ */
+export async function processTree(root: number): Promise<number[]> {
+  const found: number[] = [];
+  const pending = [root];
+  const seen = new Set<number>();
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    found.push(pid);
+    const threads = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+    const lists = await Promise.all(
+      threads.map((thread) => readFile(`/proc/${pid}/task/${thread}/children`, 'utf8').catch(() => '')),
+    );
+    for (const child of lists.join(' ').split(/\s+/)) if (child) pending.push(Number(child));
+  }
+  return found;
+}
+
+/** The resident memory of the processes, in bytes (threads share their process's memory). */
+export async function residentBytes(pids: readonly number[]): Promise<number> {
+  const sizes = await Promise.all(
+    pids.map(async (pid) => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      return Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
+    }),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
+
+/**
+ * The live (not zombie) processes in the pid namespace with this inode, looked up in the host's
+ * /proc. This is how `close()` proves that nothing a sandbox started survived, whatever it did to
+ * leave its parent: setsid, a double fork, a new process group.
+ */
+export async function processesInPidNamespace(namespaceInode: number): Promise<number[]> {
+  const wanted = `pid:[${namespaceInode}]`;
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const members = await Promise.all(
+    entries
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(async (entry) => {
+        const namespace = await readlink(`/proc/${entry}/ns/pid`).catch(() => undefined);
+        if (namespace !== wanted) return undefined;
+        const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+        const state = stat?.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        return state === undefined || state === 'Z' || state === 'X' ? undefined : Number(entry);
+      }),
+  );
+  return members.filter((pid): pid is number => pid !== undefined);
+}
+
+/** Sends a signal, ignoring a process that is already gone. */
+export function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH: it already exited. EPERM cannot happen for our own sandbox; close() verifies anyway.
+  }
+}
