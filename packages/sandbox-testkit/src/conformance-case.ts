@@ -1,0 +1,99 @@
+import type { SandboxCapabilities } from '@ghost/core';
+import { expect, it } from 'vitest';
+import { HostHeartbeat, timerLateness } from './host-heartbeat.js';
+import type { SandboxHarness } from './sandbox-harness.js';
+
+/** What a case needs to be meaningful: a capability the backend declares, or the compiled native probe. */
+export type Requirement = keyof SandboxCapabilities | 'native probe' | 'linux host';
+
+/** One `it` of the suite. */
+export interface ConformanceCase {
+  readonly title: string;
+  readonly needs?: readonly Requirement[];
+  /** Why the case does not apply to this backend, for reasons other than `needs`; skips it. */
+  readonly notApplicable?: string | undefined;
+  readonly timeoutMilliseconds?: number;
+  readonly run: (harness: SandboxHarness) => Promise<void>;
+}
+
+/** What deciding whether a case runs needs to know. */
+export interface SuiteContext {
+  readonly backendName: string;
+  readonly capabilities: SandboxCapabilities;
+  /** Set when the backend is unavailable and the caller asked to skip: every case skips with it. */
+  readonly unavailableReason: string | undefined;
+  /** Why there is no native probe, when there is none. */
+  readonly nativeProbeMissingReason: string | undefined;
+  /** The harness; only called from inside a running case. */
+  readonly harness: () => SandboxHarness;
+}
+
+/** The longest the host's event loop may stall during an attack before the case fails. */
+const longestHostLagMilliseconds = 1_000;
+
+const defaultCaseMilliseconds = 20_000;
+
+/**
+ * Registers each case with `it`, or with `it.skip` and the reason in its title, so a case that
+ * does not apply is visible in the report and never silently dropped.
+ */
+export function registerCases(context: SuiteContext, cases: readonly ConformanceCase[]): void {
+  for (const testCase of cases) {
+    const skipReason = skipReasonFor(context, testCase);
+    if (skipReason !== undefined) {
+      it.skip(`${testCase.title} (skipped: ${skipReason})`, () => {});
+      continue;
+    }
+    it(
+      testCase.title,
+      () => testCase.run(context.harness()),
+      testCase.timeoutMilliseconds ?? defaultCaseMilliseconds,
+    );
+  }
+}
+
+function skipReasonFor(context: SuiteContext, testCase: ConformanceCase): string | undefined {
+  if (context.unavailableReason !== undefined) return context.unavailableReason;
+  if (testCase.notApplicable !== undefined) return testCase.notApplicable;
+  const needs = testCase.needs ?? [];
+  if (needs.includes('linux host') && process.platform !== 'linux') {
+    return `it reads the host's /proc, and this host is ${process.platform}`;
+  }
+  const undeclared = needs.filter(
+    (need): need is keyof SandboxCapabilities =>
+      need in context.capabilities && !context.capabilities[need as keyof SandboxCapabilities],
+  );
+  if (undeclared.length > 0) return `'${context.backendName}' does not declare ${undeclared.join(', ')}`;
+  if (needs.includes('native probe') && context.nativeProbeMissingReason !== undefined) {
+    return context.nativeProbeMissingReason;
+  }
+  return undefined;
+}
+
+/**
+ * An escape or abuse case: besides its own check that the attempt was denied or bounded, it
+ * asserts that the host stayed healthy during it (its event loop kept ticking, a fresh timer fires
+ * on time) and that the next program still runs.
+ */
+export function escapeCase(testCase: ConformanceCase): ConformanceCase {
+  return {
+    ...testCase,
+    run: async (harness) => {
+      const heartbeat = new HostHeartbeat();
+      heartbeat.start();
+      let longestLag: number;
+      try {
+        await testCase.run(harness);
+      } finally {
+        longestLag = heartbeat.stop();
+      }
+      expect(longestLag, 'the host event loop stalled during the attempt (ms)').toBeLessThan(
+        longestHostLagMilliseconds,
+      );
+      expect(await timerLateness(), 'a host timer fired late after the attempt (ms)').toBeLessThan(
+        longestHostLagMilliseconds,
+      );
+      await harness.expectNextProgramRuns();
+    },
+  };
+}

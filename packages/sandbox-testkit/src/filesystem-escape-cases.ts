@@ -1,0 +1,111 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { type ConformanceCase, escapeCase } from './conformance-case.js';
+import {
+  hardlinkEscapeProbe,
+  readPathsProbe,
+  symlinkEscapeProbe,
+  writePathsProbe,
+} from './probes/filesystem-probes.js';
+import type { Attempt } from './probes/node-probe.js';
+
+type Attempts = Record<string, Attempt>;
+
+/** Reads, writes and links that must not reach the host's files (`filesystemIsolation`). */
+export function filesystemEscapeCases(): ConformanceCase[] {
+  return [
+    escapeCase({
+      title: 'reads of /etc/shadow are denied',
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const run = await harness.runNode(readPathsProbe(['/etc/shadow']));
+        expect(harness.report<Attempts>(run)['/etc/shadow']).toMatchObject({ isAllowed: false });
+      },
+    }),
+    escapeCase({
+      title: "reads of the parent's ~/.ssh are denied",
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const directory = join(homedir(), '.ssh');
+        const paths = [
+          directory,
+          ...['id_rsa', 'id_ed25519', 'authorized_keys'].map((name) => join(directory, name)),
+        ];
+        const report = harness.report<Attempts>(await harness.runNode(readPathsProbe(paths)));
+        for (const path of paths) expect(report[path], path).toMatchObject({ isAllowed: false });
+      },
+    }),
+    escapeCase({
+      title: 'reads of a host secret outside the workspace are denied, by absolute path',
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const secret = await harness.hostSecret();
+        const run = await harness.runNode(readPathsProbe([secret.file, secret.directory]));
+        const report = harness.report<Attempts>(run);
+        expect(report[secret.file]).toMatchObject({ isAllowed: false });
+        expect(report[secret.directory]).toMatchObject({ isAllowed: false });
+        expect(run.stdout).not.toContain(secret.content);
+      },
+    }),
+    escapeCase({
+      title: "the parent's /proc/<pid>/environ cannot be read",
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const path = `/proc/${process.pid}/environ`;
+        const hostView = await readFile(path, 'latin1');
+        const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
+        // Inside a PID namespace the same number is another process, or none: never this one.
+        const attempt = report[path];
+        expect(
+          attempt?.isAllowed && attempt.value === hostView,
+          'the probe read the parent environment',
+        ).toBe(false);
+      },
+    }),
+    escapeCase({
+      title:
+        'writes outside the workspace leave nothing on the host (a host temp dir, /etc, /, the home directory)',
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const outside = await harness.hostDirectory();
+        const paths = [join(outside, 'escape.txt'), `/etc/${marker}`, `/${marker}`, join(homedir(), marker)];
+        // Unique names, so removing them afterwards can only remove what an escape created.
+        for (const path of paths) harness.defer(() => rm(path, { force: true, recursive: true }));
+        await harness.runNode(writePathsProbe(paths, marker));
+        for (const path of paths) expect(existsSync(path), `${path} appeared on the host`).toBe(false);
+      },
+    }),
+    escapeCase({
+      title: 'a symlink from the workspace does not lead to a host directory',
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const secret = await harness.hostSecret();
+        const run = await harness.runNode(symlinkEscapeProbe(secret.directory, 'secret.txt'));
+        harness.report(run);
+        expect(run.stdout).not.toContain(secret.content);
+        expect(existsSync(join(secret.directory, 'planted.txt')), 'a file was planted through the link').toBe(
+          false,
+        );
+      },
+    }),
+    escapeCase({
+      title: 'a hardlink from the workspace to a host file cannot be made, read or written',
+      needs: ['filesystemIsolation'],
+      run: async (harness) => {
+        const secret = await harness.hostSecret();
+        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const run = await harness.runNode(hardlinkEscapeProbe(secret.file), { workspace });
+        harness.report(run);
+        expect(run.stdout).not.toContain(secret.content);
+        expect(await readFile(secret.file, 'utf8'), 'the host file was changed').toBe(secret.content);
+        const link = await stat(join(workspace, 'escape')).catch(() => undefined);
+        const target = await stat(secret.file);
+        expect(link?.ino === target.ino && link.dev === target.dev, 'the host file was linked').toBe(false);
+      },
+    }),
+  ];
+}

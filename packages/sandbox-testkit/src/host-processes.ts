@@ -1,0 +1,61 @@
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * The host pids of live processes whose command line contains `marker`, read from the host's
+ * /proc. A pid inside a sandbox's PID namespace differs from its host pid, so probes put a unique
+ * marker in their arguments and the suite finds them by it. Zombies are left out: they run nothing.
+ */
+export async function processesWithMarker(marker: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8');
+      if (!commandLine.includes(marker)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // The command name in parentheses may contain spaces: the state follows the last ')'.
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state !== 'Z' && state !== 'X') found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/**
+ * Kills, from the host, every process still carrying `marker`: the suite's own cleanup after a
+ * case, so a backend that leaks processes fails its case without leaving them running.
+ */
+export async function killProcessesWithMarker(marker: string): Promise<void> {
+  for (const pid of await processesWithMarker(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone, or not ours to kill.
+    }
+  }
+}
+
+/**
+ * Counts the marked processes every 50 ms until `during` settles, and once more after: the most
+ * that ran at once, for checking a process limit from the host side.
+ */
+export async function peakProcessCount<Result>(
+  marker: string,
+  during: Promise<Result>,
+): Promise<{ result: Result; peak: number }> {
+  let isSettled = false;
+  const settled = during.finally(() => {
+    isSettled = true;
+  });
+  // Observed below; this keeps an early rejection from being reported as unhandled meanwhile.
+  settled.catch(() => {});
+  let peak = 0;
+  do {
+    peak = Math.max(peak, (await processesWithMarker(marker)).length);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } while (!isSettled);
+  peak = Math.max(peak, (await processesWithMarker(marker)).length);
+  return { result: await settled, peak };
+}

@@ -1,0 +1,153 @@
+/**
+ * The C source of the native probe: the few attempts Node cannot make because they are raw system
+ * calls (`ptrace`, `TIOCSTI`, raw sockets), a fork loop, an exact list of open descriptors and a
+ * single-threaded sleeper. It is kept as a string, not a `.c` file, so the published package needs
+ * no copy step: the suite writes it to a temp dir and compiles it with `cc -static` at start, and a
+ * static binary needs no shared library inside the sandbox.
+ *
+ * Usage: `probe <mode> [arguments...]`; each mode prints one JSON object on stdout. Errors are
+ * reported as errno numbers (0 means the call succeeded), which the suite names.
+ */
+export const nativeProbeSource = String.raw`
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+/* 0 when the call succeeded, else its errno. */
+static int outcome(long result) { return result < 0 ? errno : 0; }
+
+/* Every open descriptor, found with fcntl so that no /proc is needed and none is opened to look. */
+static int list_descriptors(void) {
+  printf("{\"fds\":[");
+  const char *separator = "";
+  for (int fd = 0; fd < 4096; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0) {
+      printf("%s%d", separator, fd);
+      separator = ",";
+    }
+  }
+  printf("]}\n");
+  return 0;
+}
+
+/* A child of our own is the one target ptrace allows without a filter, so it proves the filter. */
+static int trace(int count, char **targets) {
+  pid_t child = fork();
+  if (child == 0) {
+    sleep(30);
+    _exit(0);
+  }
+  printf("{\"attempts\":[");
+  for (int index = -2; index < count; index++) {
+    pid_t pid = index == -2 ? child : index == -1 ? getppid() : (pid_t)atoi(targets[index]);
+    const char *target = index == -2 ? "own child" : index == -1 ? "parent" : targets[index];
+    /* SEIZE does not stop the target, so a successful attempt does not freeze it. */
+    int error = outcome(ptrace(PTRACE_SEIZE, pid, 0, 0));
+    if (error == 0) ptrace(PTRACE_DETACH, pid, 0, 0);
+    printf("%s{\"target\":\"%s\",\"pid\":%d,\"errno\":%d}", index == -2 ? "" : ",", target, (int)pid, error);
+  }
+  printf("]}\n");
+  if (child > 0) kill(child, SIGKILL);
+  return 0;
+}
+
+/*
+ * TIOCSTI only works on one's controlling terminal, so a session leader opens a fresh pty as its
+ * controlling terminal and pushes a byte into it; without a filter that succeeds.
+ */
+static int inject_keystroke(void) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
+    int error = errno;
+    char byte = '#';
+    printf("{\"terminal\":\"stdin\",\"ptyErrno\":%d,\"errno\":%d}\n", error, outcome(ioctl(0, TIOCSTI, &byte)));
+    return 0;
+  }
+  const char *name = ptsname(master);
+  pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    int terminal = open(name, O_RDWR);
+    char byte = '#';
+    _exit(terminal < 0 ? 255 : outcome(ioctl(terminal, TIOCSTI, &byte)));
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  printf("{\"terminal\":\"pty\",\"errno\":%d}\n", WIFEXITED(status) ? WEXITSTATUS(status) : 254);
+  return 0;
+}
+
+static int open_sockets(void) {
+  struct { const char *name; int domain, type, protocol; } kinds[] = {
+    {"raw ICMP", AF_INET, SOCK_RAW, IPPROTO_ICMP},
+    {"raw ICMPv6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6},
+    {"packet", AF_PACKET, SOCK_RAW, 0},
+    {"TCP", AF_INET, SOCK_STREAM, 0},
+    {"UDP", AF_INET6, SOCK_DGRAM, 0},
+    {"unix", AF_UNIX, SOCK_STREAM, 0},
+  };
+  printf("{\"sockets\":{");
+  for (size_t index = 0; index < sizeof kinds / sizeof kinds[0]; index++) {
+    int fd = socket(kinds[index].domain, kinds[index].type, kinds[index].protocol);
+    printf("%s\"%s\":%d", index == 0 ? "" : ",", kinds[index].name, outcome(fd));
+    if (fd >= 0) close(fd);
+  }
+  printf("}}\n");
+  return 0;
+}
+
+/*
+ * Every process forks as fast as it can for the given seconds, children included; then the first
+ * reports and exits while the rest sleep, so the host can count them, and exit on their own later.
+ */
+static int fork_bomb(int seconds) {
+  pid_t first = getpid();
+  time_t end = time(NULL) + seconds;
+  long forks = 0, failures = 0;
+  while (time(NULL) < end) {
+    pid_t child = fork();
+    if (child == 0) continue;
+    if (child > 0) {
+      forks++;
+    } else {
+      failures++;
+      usleep(1000);
+    }
+  }
+  if (getpid() != first) {
+    sleep(30);
+    _exit(0);
+  }
+  printf("{\"forks\":%ld,\"failures\":%ld}\n", forks, failures);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "fds") == 0) return list_descriptors();
+  if (strcmp(mode, "ptrace") == 0) return trace(argc - 2, argv + 2);
+  if (strcmp(mode, "tiocsti") == 0) return inject_keystroke();
+  if (strcmp(mode, "sockets") == 0) return open_sockets();
+  if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
+  /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
+  if (strcmp(mode, "sleep") == 0) {
+    sleep(30);
+    return 0;
+  }
+  fprintf(stderr, "unknown mode %s\n", mode);
+  return 2;
+}
+`;

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { type ConformanceCase, escapeCase } from './conformance-case.js';
+import { listenForDatagrams, listenForStreams } from './host-listeners.js';
+import { connectProbe, dnsProbe } from './probes/network-probes.js';
+import type { Attempt } from './probes/node-probe.js';
+
+/** Connections that must not reach the host's network or local services (`networkIsolation`, `network: 'none'`). */
+export function networkEscapeCases(): ConformanceCase[] {
+  return [
+    escapeCase({
+      title: "TCP connections to a server on the host's 127.0.0.1 fail",
+      needs: ['networkIsolation'],
+      run: async (harness) => {
+        const server = await listenForStreams({ port: 0 });
+        harness.defer(() => server.close());
+        const run = await harness.runNode(connectProbe([{ port: server.port, host: '127.0.0.1' }]));
+        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(server.arrivals, 'connections the host server accepted').toBe(0);
+      },
+    }),
+    escapeCase({
+      title: 'DNS lookups fail and no query reaches a resolver on the host',
+      needs: ['networkIsolation'],
+      run: async (harness) => {
+        const resolver = await listenForDatagrams();
+        harness.defer(() => resolver.close());
+        const run = await harness.runNode(dnsProbe(resolver.port));
+        const report = harness.report<{ lookup: Attempt; query: Attempt }>(run);
+        expect(report.lookup).toMatchObject({ isAllowed: false });
+        expect(report.query).toMatchObject({ isAllowed: false });
+        expect(resolver.arrivals, 'datagrams the host resolver received').toBe(0);
+      },
+    }),
+    escapeCase({
+      title: 'AF_UNIX connections to a socket file in a host temp dir fail',
+      needs: ['networkIsolation'],
+      run: async (harness) => {
+        const path = join(await harness.hostDirectory(), 'host.sock');
+        const server = await listenForStreams({ path });
+        harness.defer(() => server.close());
+        const run = await harness.runNode(connectProbe([{ path }]));
+        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(server.arrivals, 'connections the host server accepted').toBe(0);
+      },
+    }),
+    escapeCase({
+      title: 'AF_UNIX connections to an abstract-namespace socket on the host fail',
+      needs: ['networkIsolation'],
+      run: async (harness) => {
+        // Abstract sockets have no file: only a network namespace separates them.
+        const path = `\0ghost-testkit-${randomUUID()}`;
+        const server = await listenForStreams({ path });
+        harness.defer(() => server.close());
+        const run = await harness.runNode(connectProbe([{ path }]));
+        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(server.arrivals, 'connections the host server accepted').toBe(0);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,93 @@
+import { expect } from 'vitest';
+import { type ConformanceCase, escapeCase, type SuiteContext } from './conformance-case.js';
+import { inheritableDescriptors } from './host-descriptors.js';
+import { peakProcessCount, processesWithMarker } from './host-processes.js';
+import type { Attempt } from './probes/node-probe.js';
+import { orphansProbe, spawnManyProbe, startProgramProbe } from './probes/process-probes.js';
+
+/** `limits.processes` for the flood cases: room for Node's own threads, which a pids limit counts too. */
+const processLimit = 32;
+
+/** Descendants, floods and descriptors: what a process tree may start and leave behind. */
+export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
+  return [
+    escapeCase({
+      title: 'no descendant survives close(): background, setsid and double-forked children',
+      needs: ['processTreeOwnership', 'linux host'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const child = await harness.spawnNode(orphansProbe(marker), {}, [marker]);
+        await harness.waitForReady(child);
+        // The probe, its background and detached children and the grandchild; seeing them proves the host-side search works.
+        expect(
+          (await processesWithMarker(marker)).length,
+          'marked processes before close()',
+        ).toBeGreaterThanOrEqual(4);
+        await child.close();
+        expect(await processesWithMarker(marker), 'marked processes left after close()').toEqual([]);
+      },
+    }),
+    escapeCase({
+      title: `a fork bomb is held to limits.processes (${processLimit})`,
+      needs: ['processLimit', 'native probe', 'linux host'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const { result: run, peak } = await peakProcessCount(
+          marker,
+          harness.runNative('fork-bomb', ['2', marker], { limits: { processes: processLimit } }),
+        );
+        const report = harness.report<{ forks: number; failures: number }>(run);
+        expect(report.failures, 'forks refused once the limit was reached').toBeGreaterThan(0);
+        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
+        await run.process.close();
+        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title: `1,000 spawns are held to limits.processes (${processLimit})`,
+      needs: ['processLimit', 'native probe', 'linux host'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const { result: run, peak } = await peakProcessCount(
+          marker,
+          harness.runNode(spawnManyProbe(harness.nativeProbePath, ['sleep', marker], 1_000), {
+            limits: { processes: processLimit },
+          }),
+        );
+        const report = harness.report<{ started: number; failures: Record<string, number> }>(run);
+        expect(report.started).toBeLessThan(processLimit);
+        expect(Object.values(report.failures).reduce((sum, count) => sum + count, 0)).toBe(
+          1_000 - report.started,
+        );
+        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
+        await run.process.close();
+        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title: "subprocesses: 'deny' stops child_process.spawn, yet Node itself runs",
+      needs: ['subprocessDenial'],
+      run: async (harness) => {
+        const run = await harness.runNode(startProgramProbe, { subprocesses: 'deny' });
+        const report = harness.report<{ synchronous: Attempt; asynchronous: Attempt }>(run);
+        expect(report.synchronous).toMatchObject({ isAllowed: false });
+        expect(report.asynchronous).toMatchObject({ isAllowed: false });
+      },
+    }),
+    escapeCase({
+      title: 'the process holds no descriptors but stdio and its channels',
+      needs: ['native probe', 'linux host'],
+      run: async (harness) => {
+        const report = harness.report<{ fds: number[] }>(await harness.runNative('fds', [], { extraFds: 2 }));
+        // stdin may be closed or /dev/null; stdout, stderr and both channels must be there.
+        expect(report.fds.filter((fd) => fd >= 1 && fd <= 4)).toEqual([1, 2, 3, 4]);
+        // A descriptor this process inherited without close-on-exec reaches any plainly spawned
+        // child; only a backend that claims filesystemIsolation must close it (it could be a
+        // directory of the host), the others must add none of their own.
+        const tolerated = context.capabilities.filesystemIsolation ? [] : await inheritableDescriptors();
+        const extra = report.fds.filter((fd) => fd > 4 && !tolerated.includes(fd));
+        expect(extra, 'descriptors the process should not hold').toEqual([]);
+      },
+    }),
+  ];
+}

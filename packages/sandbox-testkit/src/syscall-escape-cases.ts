@@ -1,0 +1,67 @@
+import { constants } from 'node:os';
+import { expect } from 'vitest';
+import { type ConformanceCase, escapeCase } from './conformance-case.js';
+import { privilegesProbe } from './probes/identity-probes.js';
+
+/** Attempts only a raw system call can make, and the privileges the process runs with (`syscallFilter`). */
+export function syscallEscapeCases(): ConformanceCase[] {
+  return [
+    escapeCase({
+      title: 'ptrace of its own child, its parent, pid 1 and the host parent is denied',
+      needs: ['syscallFilter', 'native probe'],
+      run: async (harness) => {
+        const run = await harness.runNative('ptrace', ['1', String(process.pid)]);
+        const report = harness.report<{ attempts: { target: string; pid: number; errno: number }[] }>(run);
+        expect(report.attempts).toHaveLength(4);
+        for (const attempt of report.attempts) {
+          expect(attempt.errno, `ptrace of ${attempt.target} (pid ${attempt.pid}) succeeded`).not.toBe(0);
+        }
+      },
+    }),
+    escapeCase({
+      title: 'TIOCSTI cannot push keystrokes into a terminal',
+      needs: ['syscallFilter', 'native probe'],
+      run: async (harness) => {
+        const report = harness.report<{ terminal: string; errno: number }>(
+          await harness.runNative('tiocsti'),
+        );
+        expect(report.errno, `TIOCSTI on ${report.terminal} succeeded`).not.toBe(0);
+      },
+    }),
+    escapeCase({
+      title: "with network: 'none' only AF_UNIX sockets can be opened: raw, packet, TCP and UDP are denied",
+      needs: ['syscallFilter', 'networkIsolation', 'native probe'],
+      run: async (harness) => {
+        const run = await harness.runNative('sockets', [], { network: 'none' });
+        const { sockets } = harness.report<{ sockets: Record<string, number> }>(run);
+        expect(sockets.unix, `an AF_UNIX socket failed: ${errnoName(sockets.unix)}`).toBe(0);
+        for (const [kind, errno] of Object.entries(sockets)) {
+          if (kind !== 'unix') expect(errno, `a ${kind} socket was opened`).not.toBe(0);
+        }
+      },
+    }),
+    escapeCase({
+      title: 'runs with no new privileges, no effective capabilities and the same uid',
+      needs: ['syscallFilter'],
+      run: async (harness) => {
+        const report = harness.report<{ noNewPrivs?: string; capEff?: string; uid?: string }>(
+          await harness.runNode(privilegesProbe),
+        );
+        expect(report.noNewPrivs).toBe('1');
+        expect(report.capEff).toMatch(/^0+$/);
+        const uid = String(process.getuid?.());
+        expect(report.uid?.split(/\s+/), 'real, effective, saved and filesystem uid').toEqual([
+          uid,
+          uid,
+          uid,
+          uid,
+        ]);
+      },
+    }),
+  ];
+}
+
+function errnoName(errno: number | undefined): string {
+  const name = Object.entries(constants.errno).find(([, value]) => value === errno)?.[0];
+  return name ?? String(errno);
+}

@@ -1,0 +1,6 @@
+import { unrestrictedSandbox } from '@ghost/code-mode';
+import { describeSandboxConformance } from './index.js';
+
+// The backend that contains nothing: the contract cases must pass, and nearly every escape case
+// is skipped with the capability it does not declare.
+await describeSandboxConformance({ name: 'unrestricted', create: () => unrestrictedSandbox });
