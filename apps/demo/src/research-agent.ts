@@ -53,8 +53,8 @@ export function createScriptedResearchModel(): ScriptedModel {
 
 /**
  * The spec's research agent in code mode. Programs run in QuickJS in a fresh host process per
- * program; `sandbox: 'unrestricted'` is named explicitly because no OS sandbox backend is
- * installed yet (the native bubblewrap backend arrives with `@ghost/sandbox-bwrap`).
+ * program, inside the native sandbox (bubblewrap on Linux, from `@ghost/sandbox-bwrap`): code
+ * mode's default, which refuses to run where it cannot contain the program.
  */
 export function createResearchAgent(model = createScriptedResearchModel()): Agent {
   return defineAgent({
@@ -62,6 +62,6 @@ export function createResearchAgent(model = createScriptedResearchModel()): Agen
     instructions: 'You are a support researcher. Answer from the help center only.',
     model,
     tools: [helpCenterLookup],
-    codeMode: codeMode({ engine: 'quickjs', sandbox: 'unrestricted' }),
+    codeMode: codeMode({ engine: 'quickjs' }),
   });
 }

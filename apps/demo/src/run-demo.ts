@@ -1,11 +1,17 @@
-import { createRuntime, type StreamEvent } from '@ghost/core';
+import { createRuntime, type SandboxBackendV1, type StreamEvent } from '@ghost/core';
 import { createResearchAgent } from './research-agent.js';
 
-function describeSandbox(name: string | undefined): string {
-  if (name === undefined) return 'none (no program ran)';
-  if (name === 'unrestricted')
+/** Names the sandbox that contained the program and what it enforced, as its own detection reports. */
+async function describeSandbox(sandbox: SandboxBackendV1 | undefined): Promise<string> {
+  if (sandbox === undefined) return 'none (no program ran)';
+  if (sandbox.name === 'unrestricted')
     return "'unrestricted': a plain child process with a cleared environment and a private workspace, no OS sandbox";
-  return `'${name}'`;
+  const { checks = [] } = await sandbox.detect();
+  const lines = checks.map(
+    (check) =>
+      `\n    ${check.status === 'enforced' ? 'enforced' : check.status}: ${check.name}, ${check.detail}`,
+  );
+  return `'${sandbox.name}'${lines.join('')}`;
 }
 
 /** Where the demo writes: stdout in the app, a buffer in tests. */
@@ -87,7 +93,7 @@ export async function runDemo(write: Write): Promise<string> {
   write(`outcome: ${run.outcome}\n`);
   write(`turns:   ${run.result?.turns ?? 0}, tool calls: ${run.result?.toolCalls ?? 0}\n`);
   write(`usage:   ${formatUsage(run.usage)} tokens\n`);
-  write(`sandbox: ${describeSandbox(run.sandbox?.name)}\n`);
+  write(`sandbox: ${await describeSandbox(run.sandbox)}\n`);
   write(`time:    ${formatMs(performance.now() - startedAt)}\n`);
   if (run.error) write(`error:   ${run.error.message}\n`);
   return run.outcome ?? 'failed';

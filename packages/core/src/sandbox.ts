@@ -38,7 +38,10 @@ export interface SandboxCapabilities {
    * with `network: 'none'` sockets other than `AF_UNIX`; the process runs with no new privileges.
    */
   readonly syscallFilter: boolean;
-  /** The process sees exactly `env` and nothing inherited from the parent. */
+  /**
+   * The process sees exactly `env` and nothing inherited from the parent. A backend may add `PWD`,
+   * the working directory (bubblewrap always sets it).
+   */
   readonly environmentIsolation: boolean;
 }
 

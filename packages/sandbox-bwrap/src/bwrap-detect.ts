@@ -227,7 +227,7 @@ function explainStartFailure(problem: string, appArmorRestricted: boolean): stri
     return `bubblewrap cannot create a user namespace because AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1): install an AppArmor profile that allows userns for bwrap (see /etc/apparmor.d/bwrap-userns-restrict on Ubuntu), or run \`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` as root. bubblewrap said: ${problem}`;
   }
   if (
-    /setting up uid map|No permissions to create(?:ing)? new namespace|Operation not permitted/i.test(problem)
+    /setting up uid map|No permissions to creat(?:e|ing) new namespace|Operation not permitted/i.test(problem)
   ) {
     return `bubblewrap is not allowed to create namespaces here (inside an unprivileged container, or blocked by a seccomp or LSM policy): run on the host, or give the container user namespaces (Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined). bubblewrap said: ${problem}`;
   }

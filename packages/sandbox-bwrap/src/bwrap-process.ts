@@ -87,6 +87,8 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     info = await readInfo(child, infoFd);
   } catch (error) {
     child.kill('SIGKILL');
+    // bubblewrap's message may still be in the pipe when its exit is seen.
+    await settled([child.stderr!], outputDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
     const detail = stderr.text.trim() || (error as Error).message;
     throw new SandboxUnavailableError(`bubblewrap could not start the sandbox: ${detail}`, {

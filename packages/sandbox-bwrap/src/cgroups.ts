@@ -134,8 +134,8 @@ function locateV1(
 
 /** A cgroup path as seen from a mount of part of the hierarchy (a container sees its own root). */
 function relativeTo(root: string, path: string): string {
-  if (root === '/') return path;
-  return path === root ? '/' : path.startsWith(`${root}/`) ? path.slice(root.length) : path;
+  if (root === '/') return path === '/' ? '' : path;
+  return path === root ? '' : path.startsWith(`${root}/`) ? path.slice(root.length) : path;
 }
 
 function unescapeMountPath(path: string): string {
@@ -194,8 +194,9 @@ export async function createSandboxCgroup(
   const directories: string[] = [];
   const made: string[] = [];
   const write = (directory: string, file: string, value: string) => writeFile(join(directory, file), value);
+  // Some files exist only with some kernel options (swap accounting); 'r+' never creates one.
   const writeIfPresent = (directory: string, file: string, value: string) =>
-    write(directory, file, value).catch((error: NodeJS.ErrnoException) => {
+    writeFile(join(directory, file), value, { flag: 'r+' }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
   let memoryDirectory: string | undefined;
