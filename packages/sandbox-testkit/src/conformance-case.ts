@@ -3,8 +3,14 @@ import { expect, it } from 'vitest';
 import { HostHeartbeat, timerLateness } from './host-heartbeat.js';
 import type { SandboxHarness } from './sandbox-harness.js';
 
-/** What a case needs to be meaningful: a capability the backend declares, or the compiled native probe. */
-export type Requirement = keyof SandboxCapabilities | 'native probe' | 'linux host';
+/** What a case needs of the machine running the suite, rather than of the backend. */
+const hostRequirements = ['native probe', 'linux host'] as const;
+
+/**
+ * What a case needs to be meaningful: a capability the backend declares, the compiled native
+ * probe, or a Linux host (for checks that read the host's /proc).
+ */
+export type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
 
 /** One `it` of the suite. */
 export interface ConformanceCase {
@@ -59,15 +65,16 @@ function skipReasonFor(context: SuiteContext, testCase: ConformanceCase): string
   if (needs.includes('linux host') && process.platform !== 'linux') {
     return `it reads the host's /proc, and this host is ${process.platform}`;
   }
-  const undeclared = needs.filter(
-    (need): need is keyof SandboxCapabilities =>
-      need in context.capabilities && !context.capabilities[need as keyof SandboxCapabilities],
-  );
+  const undeclared = needs.filter((need) => !isHostRequirement(need) && !context.capabilities[need]);
   if (undeclared.length > 0) return `'${context.backendName}' does not declare ${undeclared.join(', ')}`;
   if (needs.includes('native probe') && context.nativeProbeMissingReason !== undefined) {
     return context.nativeProbeMissingReason;
   }
   return undefined;
+}
+
+function isHostRequirement(need: Requirement): need is (typeof hostRequirements)[number] {
+  return (hostRequirements as readonly string[]).includes(need);
 }
 
 /**

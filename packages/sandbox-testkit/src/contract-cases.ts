@@ -8,6 +8,7 @@ import {
   SandboxUnavailableError,
 } from '@ghost/core';
 import { expect } from 'vitest';
+import { withoutWorkingDirectory } from './backend-environment.js';
 import type { ConformanceCase, SuiteContext } from './conformance-case.js';
 import { processesWithMarker } from './host-processes.js';
 import {
@@ -77,12 +78,17 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         const scriptArguments = ['plain', 'with space', '', 'ünïcödé ✓', '--not-an-option'];
         const env = { GHOST_TESTKIT_VISIBLE: 'yes', GHOST_TESTKIT_EMPTY: '' };
         const run = await harness.runNode(describeProcessProbe, { workspace, cwd, env }, scriptArguments);
-        const report = harness.report<{ argv: string[]; execArgv: string[]; env: object; cwd: string }>(run);
+        const report = harness.report<{
+          argv: string[];
+          execArgv: string[];
+          env: Record<string, string>;
+          cwd: string;
+        }>(run);
         expect(report.argv).toEqual(scriptArguments);
         expect(report.execArgv).toEqual(['-e', describeProcessProbe]);
         expect(report.cwd).toBe(cwd);
         // Without environmentIsolation the backend may add variables; the ones asked for must still arrive.
-        if (capabilities.environmentIsolation) expect(report.env).toEqual(env);
+        if (capabilities.environmentIsolation) expect(withoutWorkingDirectory(report.env, cwd)).toEqual(env);
         else expect(report.env).toMatchObject(env);
         expect(run.exit).toEqual({ code: 0, signal: null });
       },

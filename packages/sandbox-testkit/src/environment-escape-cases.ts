@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { withoutWorkingDirectory } from './backend-environment.js';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
 import { environmentProbe } from './probes/identity-probes.js';
 
@@ -13,8 +14,8 @@ export function environmentEscapeCases(): ConformanceCase[] {
         const secret = `sk-ghost-testkit-${randomBytes(12).toString('hex')}`;
         harness.setParentEnvironment('GHOST_TESTKIT_FAKE_KEY', secret);
         const run = await harness.runNode(environmentProbe(secret), { env: {} });
-        const report = harness.report<{ names: string[]; leakedIn: string[] }>(run);
-        expect(report.names).toEqual([]);
+        const report = harness.report<{ env: Record<string, string>; cwd: string; leakedIn: string[] }>(run);
+        expect(withoutWorkingDirectory(report.env, report.cwd)).toEqual({});
         expect(report.leakedIn).toEqual([]);
       },
     }),

@@ -16,7 +16,9 @@ export function networkEscapeCases(): ConformanceCase[] {
         const server = await listenForStreams({ port: 0 });
         harness.defer(() => server.close());
         const run = await harness.runNode(connectProbe([{ port: server.port, host: '127.0.0.1' }]));
-        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(harness.report<Attempt[]>(run), 'the probe connected').toEqual([
+          expect.objectContaining({ isAllowed: false }),
+        ]);
         expect(server.arrivals, 'connections the host server accepted').toBe(0);
       },
     }),
@@ -28,8 +30,8 @@ export function networkEscapeCases(): ConformanceCase[] {
         harness.defer(() => resolver.close());
         const run = await harness.runNode(dnsProbe(resolver.port));
         const report = harness.report<{ lookup: Attempt; query: Attempt }>(run);
-        expect(report.lookup).toMatchObject({ isAllowed: false });
-        expect(report.query).toMatchObject({ isAllowed: false });
+        expect(report.lookup, 'the system resolver answered').toMatchObject({ isAllowed: false });
+        expect(report.query, 'the host resolver answered').toMatchObject({ isAllowed: false });
         expect(resolver.arrivals, 'datagrams the host resolver received').toBe(0);
       },
     }),
@@ -41,7 +43,9 @@ export function networkEscapeCases(): ConformanceCase[] {
         const server = await listenForStreams({ path });
         harness.defer(() => server.close());
         const run = await harness.runNode(connectProbe([{ path }]));
-        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(harness.report<Attempt[]>(run), 'the probe connected').toEqual([
+          expect.objectContaining({ isAllowed: false }),
+        ]);
         expect(server.arrivals, 'connections the host server accepted').toBe(0);
       },
     }),
@@ -54,7 +58,9 @@ export function networkEscapeCases(): ConformanceCase[] {
         const server = await listenForStreams({ path });
         harness.defer(() => server.close());
         const run = await harness.runNode(connectProbe([{ path }]));
-        expect(harness.report<Attempt[]>(run)).toEqual([expect.objectContaining({ isAllowed: false })]);
+        expect(harness.report<Attempt[]>(run), 'the probe connected').toEqual([
+          expect.objectContaining({ isAllowed: false }),
+        ]);
         expect(server.arrivals, 'connections the host server accepted').toBe(0);
       },
     }),

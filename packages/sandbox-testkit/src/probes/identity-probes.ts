@@ -2,7 +2,7 @@ import { nodeProbe } from './node-probe.js';
 
 /**
  * Looks for `secret` everywhere the process could see its own or another process's environment:
- * `process.env`, `/proc/self/environ` and `/proc/1/environ`; also reports the variable names.
+ * `process.env`, `/proc/self/environ` and `/proc/1/environ`; also reports its environment and working directory.
  */
 export function environmentProbe(secret: string): string {
   return nodeProbe(`
@@ -12,7 +12,7 @@ for (const path of ['/proc/self/environ', '/proc/1/environ']) {
   try { places[path] = fs.readFileSync(path, 'latin1'); } catch (error) { places[path] = ''; }
 }
 const leakedIn = Object.keys(places).filter((place) => places[place].includes(${JSON.stringify(secret)}));
-report({ names: Object.keys(process.env), leakedIn });
+report({ env: process.env, cwd: process.cwd(), leakedIn });
 `);
 }
 

@@ -41,6 +41,8 @@ for (let index = 0; index < ${count}; index++) {
   else failures[failure] = (failures[failure] || 0) + 1;
 }
 report({ started, failures });
+// The children keep running, and their handles would keep this process alive until they end.
+process.exit(0);
 `);
 }
 
