@@ -1,10 +1,11 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
-// Code-mode figures come from code-mode.js; sandboxes add theirs as they land.
+// Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
 import { measure, printTable } from './measure.js';
+import { sandboxFigures } from './sandbox.js';
 
 const runtime = createRuntime();
 const noop = defineTool({
@@ -31,8 +32,9 @@ const results = [
   ),
 ];
 const codeMode = await codeModeFigures();
+const sandbox = await sandboxFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
-printTable([...results, ...codeMode.results]);
+printTable([...results, ...codeMode.results, ...(sandbox.results ?? [])]);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
 );
@@ -41,5 +43,10 @@ console.log(
 );
 console.log(
   `code mode: engine host resident memory ${codeMode.resident.map((size) => `${size.toFixed(1)} MiB`).join(', ')} (running host and spare)`,
+);
+console.log(
+  sandbox.unavailable === undefined
+    ? `code mode in bwrap: ${sandbox.throughput.toFixed(1)} programs/s with 4 concurrent sessions`
+    : `bwrap figures skipped: ${sandbox.unavailable}`,
 );
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);
