@@ -91,7 +91,7 @@ export async function createSandboxFactory(
   const detection = await backend.detect();
   if (!detection.available) {
     throw new SandboxUnavailableError(
-      `Sandbox '${backend.name}' cannot contain programs on this machine: ${detection.reason ?? 'its detect() gave no reason'}.`,
+      `Sandbox '${backend.name}' cannot contain programs on this machine: ${(detection.reason ?? 'its detect() gave no reason').replace(/\.?$/, '.')}`,
       { details: { sandbox: backend.name } },
     );
   }
