@@ -106,7 +106,8 @@ export async function describeSandboxConformance(options: SandboxConformanceOpti
   };
 
   describe(title, () => {
-    afterEach(() => harness?.cleanup());
+    // close() may wait seconds for each process it ends.
+    afterEach(() => harness?.cleanup(), 30_000);
     afterAll(() => removeProbeDirectory());
     describe('contract', () => registerCases(context, contractCases(context)));
     describe('escapes and abuse', () => {
