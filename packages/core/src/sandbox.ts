@@ -92,7 +92,10 @@ export interface SandboxLimits {
   readonly fileBytes?: number;
   /** How many file descriptors the process may hold open at once. */
   readonly openFiles?: number;
-  /** How many processes the sandbox may hold at once, the first included. */
+  /**
+   * How many tasks the sandbox may hold at once, the first process included. A pids cgroup counts
+   * threads as tasks, so leave room for the runtime's own (Node runs about a dozen).
+   */
   readonly processes?: number;
   /** Wall-clock time before the backend kills the whole tree, in seconds. */
   readonly wallSeconds?: number;
