@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import {
   type EngineDriver,
   type GuestSetup,
@@ -11,6 +13,7 @@ import {
 import variant from '@jitl/quickjs-wasmfile-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
+  newVariant,
   type QuickJSContext,
   type QuickJSDeferredPromise,
   type QuickJSHandle,
@@ -45,61 +48,79 @@ function heapBytes(module: QuickJSWASMModule): number {
   return (module.getFFI() as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.length;
 }
 
-/** A program that touches every path a real one takes, so the wasm code is compiled before it is needed. */
-const warmUpSetup = (prelude: string): GuestSetup => ({
-  prelude,
-  toolsJson: JSON.stringify([{ name: 'warm', identifier: 'warm', description: '', inputSchema: {} }]),
-  limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
-});
-/**
- * How many tool calls the first warm-up makes. V8 first runs wasm with its baseline compiler and
- * re-compiles hot functions with the optimising one; a few hundred calls get the interpreter's
- * hot paths optimised before the first program, which makes each guest tool call about twice as
- * fast. Later modules in the same process share that code, so they need only a short warm-up.
- */
-const firstWarmUpCalls = 500;
-
-function warmUpProgram(calls: number): HostProgram {
-  return {
-    programId: 'warm-up',
-    source: wrapProgram(
-      `for (let i = 0; i < ${calls}; i++) { const value = await tools.warm({ n: i }); console.log(value, JSON.stringify({ a: [i] })); }\nreturn [1, { ok: true }];`,
-    ),
-    callTool: async () => '{"ok":true}',
-    write: () => {},
-    isStopRequested: false,
-  };
+/** A compiled wasm module: code that every instance made from it shares. */
+interface CompiledWasm {
+  readonly __compiledWasm?: never;
 }
+// Node has WebAssembly; the ES2023 library this repository compiles against does not declare it.
+declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> };
+
+/** Where the driver runs: a process host serves one program; a worker thread serves many in turn. */
+export type QuickJSDriverPlacement = 'process' | 'thread';
 
 /**
- * The QuickJS driver. The wasm module is loaded and warmed up as soon as the host starts, and
- * each guest gets a fresh runtime and context, built before its program arrives. A module whose
- * program hit an error or a limit is never used again (a process host runs one program and exits;
- * a thread host loads a fresh module for the next program).
+ * The QuickJS driver. Each guest gets a fresh wasm instance (its own memory), runtime and context,
+ * built before its program arrives. A module whose program hit an error or a limit is never used
+ * again.
+ *
+ * A process host serves one program, so it does as little as it can ahead of it: it loads its one
+ * module as soon as it starts and runs a one-call warm-up program in a throwaway runtime. That
+ * compiles, once, the JavaScript glue and the wasm functions every program needs (which would
+ * otherwise add several milliseconds to the first one), and is far too short to make V8 optimise
+ * anything: optimising the interpreter's hot functions ahead of time cost more CPU than a typical
+ * program saves. A worker thread compiles the wasm once and instantiates it for each guest, so
+ * what V8 optimises while one program runs stays optimised for the next.
  */
-export function createQuickJSDriver(): EngineDriver {
-  let loading: Promise<QuickJSWASMModule> | undefined = loadWarmModule(firstWarmUpCalls);
+export function createQuickJSDriver(placement: QuickJSDriverPlacement = 'process'): EngineDriver {
+  const compiled = placement === 'thread' ? compileWasm() : undefined;
+  let loading: Promise<QuickJSWASMModule> | undefined = loadWarmModule(compiled);
   return {
     engine: 'quickjs',
     async prepare(setup) {
-      // Loaded at start for the first guest; a later guest (a thread host) loads its own when it
-      // asks, never while a program runs, so loading never competes with a program for the CPU.
-      const module = await (loading ?? loadWarmModule(1));
+      // A later guest (a thread host) instantiates when it asks, never while a program runs, so
+      // loading never competes with a program for the CPU.
+      const module = await (loading ?? loadModule(compiled));
       loading = undefined;
       return GuestSession.create(module, setup);
     },
   };
 }
 
-async function loadWarmModule(calls: number): Promise<QuickJSWASMModule> {
-  const module = await newQuickJSWASMModuleFromVariant(releaseVariant);
-  const guest = GuestSession.create(module, warmUpSetup(guestPrelude));
+function loadModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJSWASMModule> {
+  return newQuickJSWASMModuleFromVariant(
+    compiled ? newVariant(releaseVariant, { wasmModule: compiled }) : releaseVariant,
+  );
+}
+
+/** A program that takes every path a real one takes: a tool call, output, a value. */
+const warmUpProgram: HostProgram = {
+  programId: 'warm-up',
+  source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
+  callTool: async () => '{"ok":true}',
+  write: () => {},
+  isStopRequested: false,
+};
+
+async function loadWarmModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJSWASMModule> {
+  const module = await loadModule(compiled);
+  const guest = GuestSession.create(module, {
+    prelude: guestPrelude,
+    toolsJson: '[{"name":"warm","identifier":"warm","description":"","inputSchema":{}}]',
+    limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
+  });
   try {
-    await guest.run(warmUpProgram(calls));
+    await guest.run(warmUpProgram);
   } finally {
     guest.dispose();
   }
   return module;
+}
+
+async function compileWasm(): Promise<CompiledWasm> {
+  const bytes = await readFile(
+    fileURLToPath(import.meta.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')),
+  );
+  return WebAssembly.compile(bytes);
 }
 
 /** One guest: a QuickJS runtime and context with the prelude installed, for one program. */

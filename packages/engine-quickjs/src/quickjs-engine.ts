@@ -11,6 +11,14 @@ const threadScript = fileURLToPath(new URL('../dist/thread-worker.js', import.me
 const runtimePaths = Object.freeze(packageRuntimePaths(packageRoot));
 
 /**
+ * V8 starts wasm on its baseline compiler and re-compiles hot functions with its optimising one.
+ * A host serves one program, and at the default threshold V8 starts optimising QuickJS's
+ * interpreter while the host is still starting, which cost several times the CPU of the rest of
+ * the start. With this threshold only a program that computes for a long while gets optimised.
+ */
+const processNodeOptions = Object.freeze(['--wasm-tiering-budget=2000000000']);
+
+/**
  * The QuickJS engine: each program runs in a fresh QuickJS runtime (WebAssembly, no native code)
  * inside a fresh host process started through the sandbox, with one host started ahead. With
  * `sandbox: 'unrestricted'` it also runs in worker threads (`placement: 'thread'`).
@@ -27,5 +35,6 @@ export const quickjsEngine: EngineV1 = defineEngine({
       hostScript,
       threadScript,
       runtimePaths,
+      nodeOptions: processNodeOptions,
     }),
 });
