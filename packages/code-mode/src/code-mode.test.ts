@@ -81,9 +81,22 @@ describe('codeMode() settings', () => {
     });
   });
 
-  it("fails the run closed with SandboxUnavailableError when 'native' has no backend here", async () => {
+  it("fails the run closed with SandboxUnavailableError when 'native' has no backend installed", async () => {
     const agent = defineAgent({ name: 'research', model: model(), tools: [lookup], codeMode: codeMode({}) });
-    const run = await agent.ask('hi', { runtime: createRuntime() });
+    // An application with the engine but without @ghost/sandbox-bwrap (or seatbelt): importing the
+    // backend fails as Node does, and the engine loads as it normally would.
+    const normal = createRuntime();
+    const withoutNativeBackend = createRuntime({
+      importModule: async (specifier) => {
+        if (specifier.startsWith('@ghost/sandbox-')) {
+          throw Object.assign(new Error(`Cannot find package '${specifier}' imported from /app`), {
+            code: 'ERR_MODULE_NOT_FOUND',
+          });
+        }
+        return { default: await normal.registry.engine('quickjs') };
+      },
+    });
+    const run = await agent.ask('hi', { runtime: withoutNativeBackend });
     expect(run.outcome).toBe('failed');
     expect(SandboxUnavailableError.isInstance(run.error)).toBe(true);
     expect(run.error?.message).toMatch(/native sandbox|not supported/);

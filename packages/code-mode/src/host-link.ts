@@ -1,3 +1,4 @@
+import type { SandboxExit, SandboxLimits } from '@ghost/core';
 import { encodeFrame, FrameDecoder } from './frame-codec.js';
 import {
   type GuestToolEntry,
@@ -41,9 +42,23 @@ export interface ProcessHostOptions {
   readonly limits: HostLimits;
 }
 
-/** How a lost host is reported: its exit and how much stderr it wrote, never the text (it may hold secrets). */
-function describeExit(code: number | null, signal: NodeJS.Signals | null, stderrBytes: number): string {
-  const how = signal ? `signal=${signal}` : `exit_status=${code}`;
+/** What the model is told when the sandbox, not the engine, stopped a host at one of its limits. */
+const limitMessages: Partial<Record<keyof SandboxLimits, string>> = {
+  memoryBytes:
+    'The program ran out of memory (limits.memoryBytes): the sandbox killed its host at the memory limit.',
+  cpuSeconds:
+    'The program used too much CPU time (limits.cpuSeconds): the sandbox killed its host at the CPU limit.',
+  fileBytes: 'The program wrote a file past the size limit (limits.fileBytes): the sandbox stopped its host.',
+};
+
+/**
+ * How a lost host is reported: the limit that ended it when the sandbox can tell, else its exit and
+ * how much stderr it wrote, never the text (it may hold secrets).
+ */
+function describeExit(exit: SandboxExit, stderrBytes: number): string {
+  const limit = exit.limitExceeded === undefined ? undefined : limitMessages[exit.limitExceeded];
+  if (limit !== undefined) return limit;
+  const how = exit.signal ? `signal=${exit.signal}` : `exit_status=${exit.code}`;
   return `The engine host process ended unexpectedly (${how}, stderr_bytes=${stderrBytes}).`;
 }
 
@@ -152,7 +167,7 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
       });
       child.channel.on('error', () => {});
       void child.exited.then((exit) => {
-        state.lose(describeExit(exit.code, exit.signal, child.stderr.bytesSeen));
+        state.lose(describeExit(exit, child.stderr.bytesSeen));
       });
     },
     (error: unknown) => {
