@@ -14,13 +14,19 @@ import {
 import { bwrapArguments } from './bwrap-arguments.js';
 import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
 import type { SandboxCgroup } from './cgroups.js';
-import { processesInPidNamespace, processTree, residentBytes, signalQuietly } from './process-tree.js';
+import {
+  pidNamespaceEnded,
+  processesInPidNamespace,
+  processTree,
+  residentBytes,
+  signalQuietly,
+} from './process-tree.js';
 
 /** How long `close()` waits for the whole sandbox to be gone before it gives up with a `CleanupError`. */
 const closeTimeoutMilliseconds = 5_000;
 
-/** How often `close()` looks again for survivors, re-sending SIGKILL each time. */
-const closePollMilliseconds = 20;
+/** How often `close()` looks again whether the sandbox is gone, re-sending SIGKILL each time. */
+const closePollMilliseconds = 5;
 
 /** How often the parent samples the tree's memory when no cgroup bounds it. */
 const memorySampleMilliseconds = 50;
@@ -193,14 +199,18 @@ function superviseBwrapProcess(
     stopWatching();
     const deadline = Date.now() + closeTimeoutMilliseconds;
     const problems: string[] = [];
-    let survivors = await survivorsAfterKill(info, cgroup, killSandbox);
-    while (survivors.length > 0 && Date.now() < deadline) {
+    while (!(await sandboxEnded(info, cgroup, killSandbox)) && Date.now() < deadline) {
       await delay(closePollMilliseconds);
-      survivors = await survivorsAfterKill(info, cgroup, killSandbox);
     }
-    if (survivors.length > 0) {
+    if (!(await sandboxEnded(info, cgroup, killSandbox))) {
+      const survivors = [
+        ...new Set([
+          ...(await processesInPidNamespace(info['pid-namespace'])),
+          ...((await cgroup?.members()) ?? []),
+        ]),
+      ];
       problems.push(
-        `processes ${survivors.join(', ')} were still running ${closeTimeoutMilliseconds / 1_000} s after SIGKILL`,
+        `processes ${survivors.join(', ') || `of pid namespace ${info['pid-namespace']}`} were still running ${closeTimeoutMilliseconds / 1_000} s after SIGKILL`,
       );
     }
     if ((await beforeDeadline(exited, deadline)) === undefined) {
@@ -255,18 +265,16 @@ function superviseBwrapProcess(
   };
 }
 
-/** Kills the sandbox again and lists what is still alive in its pid namespace and cgroup. */
-async function survivorsAfterKill(
+/** Kills the sandbox again and tells whether it is gone: its pid namespace ended and its cgroup empty. */
+async function sandboxEnded(
   info: SandboxInfo,
   cgroup: SandboxCgroup | undefined,
   killSandbox: () => void,
-): Promise<number[]> {
+): Promise<boolean> {
   killSandbox();
   if (cgroup !== undefined) await cgroup.killAll();
-  const inNamespace = await processesInPidNamespace(info['pid-namespace']);
-  for (const member of inNamespace) signalQuietly(member, 'SIGKILL');
-  const inCgroup = cgroup === undefined ? [] : await cgroup.members();
-  return [...new Set([...inNamespace, ...inCgroup])];
+  if (!(await pidNamespaceEnded(info['child-pid'], info['pid-namespace']))) return false;
+  return cgroup === undefined || (await cgroup.members()).length === 0;
 }
 
 /**

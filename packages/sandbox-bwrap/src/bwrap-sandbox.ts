@@ -5,6 +5,7 @@ import {
   planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxDetection,
+  type SandboxNetwork,
   type SandboxProcess,
   type SandboxSpawnSpec,
   SandboxUnavailableError,
@@ -12,7 +13,7 @@ import {
 import { type BwrapEnvironment, detectBwrap } from './bwrap-detect.js';
 import { startBwrapProcess } from './bwrap-process.js';
 import { createSandboxCgroup, type SandboxCgroup } from './cgroups.js';
-import { buildSeccompFilter } from './seccomp-filter.js';
+import { buildSeccompFilter, type SeccompArchitecture } from './seccomp-filter.js';
 import { sharedLibraries } from './shared-libraries.js';
 
 /** Options for {@link createBwrapSandbox}. */
@@ -102,11 +103,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
           plan,
           tools: found.tools,
           sharedLibraries: libraries,
-          seccompFilter: buildSeccompFilter({
-            architecture: found.architecture,
-            network: plan.network,
-            subprocesses: plan.subprocesses,
-          }),
+          seccompFilter: seccompFilterFor(found.architecture, plan.network, plan.subprocesses),
           ...(cgroup === undefined ? {} : { cgroup }),
           ...(plan.limits.memoryBytes !== undefined && cgroupLimits.memoryBytes === undefined
             ? { sampledMemoryBytes: plan.limits.memoryBytes }
@@ -139,6 +136,23 @@ async function requireExisting(path: string, field: string) {
       { cause: error, details: { [field]: path } },
     );
   });
+}
+
+// Four policies at most; each program reuses its policy's filter instead of building it again.
+const seccompFilters = new Map<string, Buffer>();
+
+function seccompFilterFor(
+  architecture: SeccompArchitecture,
+  network: SandboxNetwork,
+  subprocesses: 'allow' | 'deny',
+): Buffer {
+  const key = `${architecture}/${network}/${subprocesses}`;
+  let filter = seccompFilters.get(key);
+  if (filter === undefined) {
+    filter = buildSeccompFilter({ architecture, network, subprocesses });
+    seccompFilters.set(key, filter);
+  }
+  return filter;
 }
 
 /** The bubblewrap backend with default options, as `sandbox: 'bwrap'` and, on Linux, `'native'` load it. */

@@ -35,9 +35,25 @@ export async function residentBytes(pids: readonly number[]): Promise<number> {
 }
 
 /**
+ * Whether the pid namespace whose init is `init` has ended. The kernel kills every process in a pid
+ * namespace when its init exits, and waits for them before the init becomes a zombie, so a gone or
+ * zombie init proves that nothing the sandbox started still runs, whatever it did to leave its
+ * parent (setsid, a double fork, a new process group). Processes outside cannot join: the seccomp
+ * filter denies `setns`, and only a privileged host process could. A reused pid shows another
+ * namespace, which also means ours is gone.
+ */
+export async function pidNamespaceEnded(init: number, namespaceInode: number): Promise<boolean> {
+  const namespace = await readlink(`/proc/${init}/ns/pid`).catch(() => undefined);
+  if (namespace !== `pid:[${namespaceInode}]`) return true;
+  const stat = await readFile(`/proc/${init}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return true;
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state === 'Z' || state === 'X';
+}
+
+/**
  * The live (not zombie) processes in the pid namespace with this inode, looked up in the host's
- * /proc. This is how `close()` proves that nothing a sandbox started survived, whatever it did to
- * leave its parent: setsid, a double fork, a new process group.
+ * /proc: a scan of every process, used to name the survivors when `close()` fails.
  */
 export async function processesInPidNamespace(namespaceInode: number): Promise<number[]> {
   const wanted = `pid:[${namespaceInode}]`;
