@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
-import { Duplex, type Readable } from 'node:stream';
+import { Duplex } from 'node:stream';
 import {
   BoundedOutputBuffer,
   CleanupError,
   ConfigurationError,
   defineSandboxBackend,
+  noSandboxCapabilities,
   planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxCapabilities,
@@ -16,6 +17,7 @@ import {
   type SandboxSpawnSpec,
   SandboxUnavailableError,
 } from '@ghost/core';
+import { beforeDeadline, streamsSettled } from '@ghost/core/internal';
 
 /** The platforms with process groups, which `kill()` and `close()` rely on to reach the children. */
 const supportedPlatforms: readonly NodeJS.Platform[] = ['linux', 'darwin', 'freebsd', 'openbsd'];
@@ -49,21 +51,6 @@ export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
   processLimit: false,
   syscallFilter: false,
   environmentIsolation: true,
-});
-
-/** Every flag false: what a backend reports where it does not work at all. */
-const noCapabilities: SandboxCapabilities = Object.freeze({
-  processTreeOwnership: false,
-  subprocessDenial: false,
-  networkIsolation: false,
-  filesystemIsolation: false,
-  memoryLimit: false,
-  cpuLimit: false,
-  fileSizeLimit: false,
-  openFilesLimit: false,
-  processLimit: false,
-  syscallFilter: false,
-  environmentIsolation: false,
 });
 
 /**
@@ -108,7 +95,7 @@ export const unrestrictedSandbox: SandboxBackendV1 = defineSandboxBackend({
       return {
         available: false,
         reason: `The unrestricted backend needs process groups, which ${process.platform} does not have; it works on ${supportedPlatforms.join(', ')}.`,
-        capabilities: noCapabilities,
+        capabilities: noSandboxCapabilities,
       };
     }
     return { available: true, capabilities: unrestrictedCapabilities };
@@ -240,7 +227,7 @@ function superviseChild(child: ChildProcess, plan: SandboxSpawnPlan): SandboxPro
           : { code, signal };
       // Let the pipes hand over what the child wrote just before it exited, so diagnostics read
       // after `exited` are complete.
-      void settled([stdoutStream, stderrStream], outputDrainMilliseconds).then(() => resolve(exit));
+      void streamsSettled([stdoutStream, stderrStream], outputDrainMilliseconds).then(() => resolve(exit));
     });
   });
 
@@ -358,54 +345,6 @@ function parseProcessStat(stat: string): { state: string; groupId: number } | un
   const [state, , groupId] = fields;
   if (state === undefined || groupId === undefined) return undefined;
   return { state, groupId: Number(groupId) };
-}
-
-/** Resolves once every stream has ended or closed, or after `milliseconds`, whichever is first. */
-function settled(streams: readonly Readable[], milliseconds: number): Promise<void> {
-  return new Promise((resolve) => {
-    let pending = 0;
-    const timer = setTimeout(resolve, milliseconds);
-    timer.unref();
-    const done = () => {
-      pending -= 1;
-      if (pending === 0) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    for (const stream of streams) {
-      if (stream.readableEnded || stream.destroyed) continue;
-      pending += 1;
-      let counted = false;
-      const once = () => {
-        if (counted) return;
-        counted = true;
-        done();
-      };
-      stream.once('end', once);
-      stream.once('close', once);
-    }
-    if (pending === 0) {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
-}
-
-/**
- * Waits for `promise` until `deadline` (a `Date.now()` value); undefined when the deadline came first.
- * The timer is not unref'd, on purpose: the host must not exit while close() still confirms the kill.
- */
-async function beforeDeadline<Value>(promise: Promise<Value>, deadline: number): Promise<Value | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Waits, keeping the host alive for as long, for the same reason as {@link beforeDeadline}. */

@@ -6,6 +6,8 @@
  * @internal
  * @packageDocumentation
  */
+
+export { beforeDeadline, streamsSettled } from './process-waiting.js';
 export {
   type EmitEvent,
   runToolCall,

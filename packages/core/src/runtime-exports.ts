@@ -20,6 +20,7 @@ export { configure, createRuntime, defaultRuntime, type Runtime, type RuntimeOpt
 export {
   type BoundedOutput,
   defineSandboxBackend,
+  noSandboxCapabilities,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxCheck,

@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, SandboxUnavailableError } from './errors.js';
-import type { SandboxCapabilities, SandboxSpawnSpec } from './sandbox.js';
+import { noSandboxCapabilities, type SandboxCapabilities, type SandboxSpawnSpec } from './sandbox.js';
 import { planSandboxSpawn } from './sandbox-spawn-plan.js';
 
-const nothing: SandboxCapabilities = {
-  processTreeOwnership: false,
-  subprocessDenial: false,
-  networkIsolation: false,
-  filesystemIsolation: false,
-  memoryLimit: false,
-  cpuLimit: false,
-  fileSizeLimit: false,
-  openFilesLimit: false,
-  processLimit: false,
-  syscallFilter: false,
-  environmentIsolation: true,
-};
+const nothing: SandboxCapabilities = { ...noSandboxCapabilities, environmentIsolation: true };
 
 /** A backend like a plain child process: it enforces nothing but the environment and the wall clock. */
 const plainProcess = { name: 'plain', capabilities: nothing };

@@ -46,6 +46,28 @@ export interface SandboxCapabilities {
 }
 
 /**
+ * Every capability false: what a backend reports where it does not work at all.
+ *
+ * @example
+ * ```ts
+ * return { available: false, reason: 'jail(8) is not installed.', capabilities: noSandboxCapabilities };
+ * ```
+ */
+export const noSandboxCapabilities: SandboxCapabilities = Object.freeze({
+  processTreeOwnership: false,
+  subprocessDenial: false,
+  networkIsolation: false,
+  filesystemIsolation: false,
+  memoryLimit: false,
+  cpuLimit: false,
+  fileSizeLimit: false,
+  openFilesLimit: false,
+  processLimit: false,
+  syscallFilter: false,
+  environmentIsolation: false,
+});
+
+/**
  * One thing a backend checked on this machine, such as `seccomp` or `memory limit`, for people
  * reading a diagnosis (`ghost doctor`): whether it is enforced, and how or why not.
  */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  noSandboxCapabilities,
   planSandboxSpawn,
   type SandboxCapabilities,
   type SandboxCheck,
@@ -32,20 +33,6 @@ export interface BwrapEnvironment {
   readonly architecture?: SeccompArchitecture;
   readonly cgroups?: CgroupSupport;
 }
-
-const noCapabilities: SandboxCapabilities = Object.freeze({
-  processTreeOwnership: false,
-  subprocessDenial: false,
-  networkIsolation: false,
-  filesystemIsolation: false,
-  memoryLimit: false,
-  cpuLimit: false,
-  fileSizeLimit: false,
-  openFilesLimit: false,
-  processLimit: false,
-  syscallFilter: false,
-  environmentIsolation: false,
-});
 
 /** What the backend reports where it works: everything, the process limit only with a pids cgroup. */
 export function bwrapCapabilities(processLimit: boolean): SandboxCapabilities {
@@ -78,7 +65,7 @@ export async function detectBwrap(
 ): Promise<BwrapEnvironment> {
   const checks: SandboxCheck[] = [];
   const unavailable = (reason: string): BwrapEnvironment => ({
-    detection: { available: false, reason, capabilities: noCapabilities, checks },
+    detection: { available: false, reason, capabilities: noSandboxCapabilities, checks },
   });
   if (process.platform !== 'linux') {
     return unavailable(`bubblewrap runs only on Linux, and this is ${process.platform}.`);

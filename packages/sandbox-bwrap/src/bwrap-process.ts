@@ -11,6 +11,7 @@ import {
   type SandboxSpawnPlan,
   SandboxUnavailableError,
 } from '@ghost/core';
+import { beforeDeadline, streamsSettled } from '@ghost/core/internal';
 import { bwrapArguments } from './bwrap-arguments.js';
 import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
 import type { SandboxCgroup } from './cgroups.js';
@@ -94,7 +95,7 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
   } catch (error) {
     child.kill('SIGKILL');
     // bubblewrap's message may still be in the pipe when its exit is seen.
-    await settled([child.stderr!], outputDrainMilliseconds);
+    await streamsSettled([child.stderr!], outputDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
     const detail = stderr.text.trim() || (error as Error).message;
     throw new SandboxUnavailableError(`bubblewrap could not start the sandbox: ${detail}`, {
@@ -188,7 +189,7 @@ function superviseBwrapProcess(
         if (exceeded === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
           exceeded = 'memoryBytes';
         if (exceeded === undefined) exceeded = limitOfSignal(exit.signal);
-        await settled([child.stdout!, child.stderr!], outputDrainMilliseconds);
+        await streamsSettled([child.stdout!, child.stderr!], outputDrainMilliseconds);
         resolve(exceeded === undefined ? exit : { ...exit, limitExceeded: exceeded });
       })();
     });
@@ -317,44 +318,6 @@ function sampleMemory(root: number, limitBytes: number, exceeded: () => void): {
       clearTimeout(timer);
     },
   };
-}
-
-/** Resolves once every stream has ended or closed, or after `milliseconds`, whichever is first. */
-function settled(streams: readonly Readable[], milliseconds: number): Promise<void> {
-  const open = streams.filter((stream) => !stream.readableEnded && !stream.destroyed);
-  if (open.length === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, milliseconds);
-    timer.unref();
-    let pending = open.length;
-    for (const stream of open) {
-      let counted = false;
-      const done = () => {
-        if (counted) return;
-        counted = true;
-        pending -= 1;
-        if (pending === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      stream.once('end', done);
-      stream.once('close', done);
-    }
-  });
-}
-
-/** Waits for `promise` until `deadline`; undefined when the deadline came first. */
-async function beforeDeadline<Value>(promise: Promise<Value>, deadline: number): Promise<Value | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function delay(milliseconds: number): Promise<void> {
