@@ -14,7 +14,12 @@ import {
 import type { HostTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
-import { type CgroupSupport, createSandboxCgroup, detectCgroups } from './cgroups.js';
+import {
+  type CgroupSupport,
+  createSandboxCgroup,
+  detectCgroups,
+  removeStaleSandboxCgroups,
+} from './cgroups.js';
 import { findExecutable } from './host-tools.js';
 import {
   buildSeccompFilter,
@@ -114,6 +119,7 @@ export async function detectBwrap(
   }
   const tools: HostTools = { bwrap, bash, prlimit };
   const cgroups = options.cgroups === 'off' ? undefined : await detectCgroups();
+  if (cgroups !== undefined) await removeStaleSandboxCgroups(cgroups);
   const proof = await proveSandbox(tools, architecture, cgroups, start);
   if (proof.problem !== undefined) {
     checks.push({ name: 'namespaces', status: 'missing', detail: proof.problem });

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -12,7 +13,7 @@ import {
 } from '@ghost/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
-import { detectCgroups } from './cgroups.js';
+import { detectCgroups, removeStaleSandboxCgroups } from './cgroups.js';
 import { findExecutable } from './host-tools.js';
 
 const node = realpathSync(process.execPath);
@@ -279,6 +280,25 @@ describe('bwrapSandbox', () => {
       const { started: count, refused } = JSON.parse(stdout);
       expect(count).toBeLessThan(24);
       expect(refused).toBeGreaterThan(0);
+    },
+  );
+
+  it.skipIf(!cgroups?.memoryParent)(
+    `removes the empty cgroups a Ghost process that died without cleaning up left behind${noCgroup}`,
+    async () => {
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+      const stale = join(cgroups!.memoryParent!, `ghost-sandbox-${gone}-0123abcd`);
+      const ours = join(cgroups!.memoryParent!, `ghost-sandbox-${process.pid}-0123abcd`);
+      await mkdir(stale);
+      await mkdir(ours);
+      try {
+        expect(await removeStaleSandboxCgroups(cgroups!)).toBeGreaterThanOrEqual(1);
+        expect(existsSync(stale)).toBe(false);
+        expect(existsSync(ours)).toBe(true);
+      } finally {
+        await rmdir(stale).catch(() => undefined);
+        await rmdir(ours);
+      }
     },
   );
 

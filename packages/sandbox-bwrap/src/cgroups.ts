@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /**
@@ -261,4 +261,42 @@ export async function createSandboxCgroup(
       for (const directory of directories) await rmdir(directory);
     },
   };
+}
+
+/** The name of a sandbox's cgroup: the pid of the Ghost process that made it, then a random part. */
+const sandboxCgroupName = /^ghost-sandbox-(\d+)-[0-9a-f]+$/;
+
+/**
+ * Removes the empty cgroups that Ghost processes which no longer exist left behind: a process
+ * killed with SIGKILL cannot remove its sandboxes' cgroups, and each would stay for ever. A cgroup
+ * still holding processes is left alone (rmdir refuses it). Returns how many were removed.
+ */
+export async function removeStaleSandboxCgroups(support: CgroupSupport): Promise<number> {
+  let removed = 0;
+  const parents = [
+    ...new Set([support.memoryParent, support.pidsParent].filter((parent) => parent !== undefined)),
+  ];
+  for (const parent of parents) {
+    const entries = await readdir(parent).catch(() => [] as string[]);
+    for (const entry of entries) {
+      const owner = Number(entry.match(sandboxCgroupName)?.[1]);
+      if (!Number.isInteger(owner) || owner === process.pid || isAlive(owner)) continue;
+      try {
+        await rmdir(join(parent, entry));
+        removed += 1;
+      } catch {
+        // Still in use, or not ours to remove.
+      }
+    }
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
