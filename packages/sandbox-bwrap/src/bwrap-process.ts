@@ -94,7 +94,12 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     info = await readInfo(child, infoFd);
   } catch (error) {
     child.kill('SIGKILL');
-    // bubblewrap's message may still be in the pipe when its exit is seen.
+    // Its cgroup can be removed only once it has exited, and its message may still be in the pipe.
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+    await beforeDeadline(exited, Date.now() + closeTimeoutMilliseconds);
     await streamsSettled([child.stderr!], outputDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
     const detail = stderr.text.trim() || (error as Error).message;
