@@ -14,7 +14,10 @@ import { ToolCatalog } from './tool-catalog.js';
 export interface CodeModeSessionOptions {
   readonly engine: EngineV1;
   readonly tools?: readonly Tool[];
-  /** Default `'unrestricted'`. */
+  /**
+   * Default `'native'`, as for `codeMode()`: where it cannot contain programs, opening fails with a
+   * `SandboxUnavailableError`. Name `'unrestricted'` to run programs with no OS sandbox.
+   */
   readonly sandbox?: SandboxChoice;
   readonly placement?: CodeModePlacement;
   readonly limits?: Partial<CodeModeLimits>;
@@ -49,11 +52,12 @@ export interface OpenedCodeModeSession {
  * ```
  */
 export async function openCodeModeSession(options: CodeModeSessionOptions): Promise<OpenedCodeModeSession> {
-  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-'));
-  const runtime = createRuntime({ workspaceRoot });
+  // Bad options throw before anything exists that would need removing.
   const tools = options.tools ?? [];
   const limits = resolveCodeModeLimits(options.limits ?? {});
   const catalog = ToolCatalog.fromTools(tools, 'Code-mode session');
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-'));
+  const runtime = createRuntime({ workspaceRoot });
   const controller = new AbortController();
   const invocation: Invocation = Object.freeze({
     invocationId: 'code-mode-session',
@@ -75,17 +79,25 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
     lock: new ToolLock(),
     tools: new Map(tools.map((tool) => [tool.name, tool])),
   };
-  const sandbox = await createSandboxFactory(options.sandbox ?? 'unrestricted', runtime, limits);
-  const broker = new ToolBroker({ catalog, limits, callTool: (call) => runToolCall(call, environment) });
-  const session = await options.engine.open({
-    broker,
-    sandbox,
-    limits,
-    catalog,
-    placement: options.placement ?? 'process',
-    observationWindowMs: options.observationWindowMs ?? defaultObservationWindowMs,
-    prewarm: options.prewarm ?? true,
-  });
+  let session: CodeModeSession;
+  try {
+    const sandbox = await createSandboxFactory(options.sandbox ?? 'native', runtime, limits);
+    const broker = new ToolBroker({ catalog, limits, callTool: (call) => runToolCall(call, environment) });
+    session = await options.engine.open({
+      broker,
+      sandbox,
+      limits,
+      catalog,
+      placement: options.placement ?? 'process',
+      observationWindowMs: options.observationWindowMs ?? defaultObservationWindowMs,
+      prewarm: options.prewarm ?? true,
+    });
+  } catch (error) {
+    // Nothing was started; the workspace root made above must not outlive the failed open.
+    controller.abort();
+    await rm(workspaceRoot, { recursive: true, force: true });
+    throw error;
+  }
   return {
     session,
     workspaceRoot,
