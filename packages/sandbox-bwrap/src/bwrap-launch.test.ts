@@ -5,6 +5,8 @@ import { findExecutable } from './host-tools.js';
 
 const bash = await findExecutable('bash');
 const prlimit = await findExecutable('prlimit');
+// The launcher is bash and prlimit (util-linux); a machine without them cannot run it at all, and
+// the backend's detect() reports that, so here the cases skip and say why.
 const missing = bash && prlimit ? '' : ' (skipped: bash or prlimit is not installed here)';
 
 /** Runs the launcher with /bin/sh standing in for bwrap, and returns what sh printed. */

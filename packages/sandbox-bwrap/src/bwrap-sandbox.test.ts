@@ -17,6 +17,9 @@ import { detectCgroups, removeStaleSandboxCgroups } from './cgroups.js';
 import { findExecutable } from './host-tools.js';
 
 const node = realpathSync(process.execPath);
+// These cases run real sandboxes, so they need bubblewrap; the cgroup cases also a cgroup this
+// process may create (root on cgroup v1, or a delegated v2 tree). Where a machine lacks one, the
+// case is skipped and its name says which, as on a developer laptop without bubblewrap; CI installs it.
 const hasBwrap = (await findExecutable('bwrap')) !== undefined;
 const cgroups = hasBwrap ? await detectCgroups() : undefined;
 const noBwrap = hasBwrap ? '' : ' (skipped: bubblewrap is not installed here)';

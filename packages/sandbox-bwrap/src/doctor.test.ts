@@ -3,6 +3,8 @@ import { createBwrapSandbox } from './bwrap-sandbox.js';
 import { formatDoctorReport } from './doctor.js';
 import { findExecutable } from './host-tools.js';
 
+// The last case reads this machine's real detection, which needs bubblewrap; without it the case
+// skips and says so (the unavailable report is covered by the case before it).
 const hasBwrap = (await findExecutable('bwrap')) !== undefined;
 
 describe('formatDoctorReport', () => {
