@@ -1,5 +1,5 @@
-// Code-mode figures: QuickJS programs in fresh host processes (sandbox 'unrestricted' until the
-// native sandbox lands), measured through the public session API.
+// Code-mode figures: QuickJS programs in fresh host processes, sandbox 'unrestricted' (bench/sandbox.js
+// measures the same programs in bubblewrap with these helpers), through the public session API.
 import { readFile } from 'node:fs/promises';
 import { openCodeModeSession } from '@ghost/code-mode';
 import { defineTool } from '@ghost/core';
@@ -22,14 +22,16 @@ const sleep20 = defineTool({
 });
 const limits = { programs: 100_000, toolCalls: 100_000 };
 
-async function timed(work) {
+/** Milliseconds a program took; a program that did not complete fails the bench. */
+export async function timed(work) {
   const startedAt = performance.now();
   const result = await work();
   if (result.status !== 'completed') throw new Error(`bench program failed: ${result.error}`);
   return performance.now() - startedAt;
 }
 
-async function withSession(options, work) {
+/** Runs `work` with a fresh QuickJS session (sandbox 'unrestricted' unless `options` names one), closed afterwards. */
+export async function withSession(options, work) {
   const opened = await openCodeModeSession({
     engine: quickjsEngine,
     sandbox: 'unrestricted',
@@ -59,29 +61,42 @@ async function hostResidentMiB() {
   return sizes;
 }
 
-export async function codeModeFigures() {
-  const results = [];
-  // A prewarmed host is ready once its handshake is done; give it the time before each sample.
-  results.push(
-    await withSession({}, (session) =>
-      measureSamples('code mode: warm exec of `1` (process, prewarmed)', async () => {
-        await delay(900);
-        return timed(() => session.execute('1'));
+/** A prewarmed program's exec: the spare host gets time to start before each sample. */
+export function warmExec(name, options = {}) {
+  return withSession(options, (session) =>
+    measureSamples(name, async () => {
+      await delay(900);
+      return timed(() => session.execute('1'));
+    }),
+  );
+}
+
+/** An exec with no spare ready, so each program waits for its host to start. */
+export function coldExec(name, options = {}) {
+  return withSession({ ...options, prewarm: false }, (session) =>
+    measureSamples(name, () => timed(() => session.execute('1')), { runs: 20, warmup: 2 }),
+  );
+}
+
+/** Programs per second over 4 concurrent sessions, each running `perSession` programs in turn. */
+export async function programsPerSecond(options, perSession) {
+  const sessions = 4;
+  const startedAt = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, () =>
+      withSession(options, async (session) => {
+        for (let index = 0; index < perSession; index += 1) await timed(() => session.execute('1 + 1'));
       }),
     ),
   );
-  results.push(
-    await withSession({ prewarm: false }, (session) =>
-      measureSamples(
-        'code mode: cold exec of `1` (process, no spare)',
-        () => timed(() => session.execute('1')),
-        {
-          runs: 20,
-          warmup: 2,
-        },
-      ),
-    ),
-  );
+  return (sessions * perSession) / ((performance.now() - startedAt) / 1000);
+}
+
+export async function codeModeFigures() {
+  const results = [];
+  // A prewarmed host is ready once its handshake is done; give it the time before each sample.
+  results.push(await warmExec('code mode: warm exec of `1` (process, prewarmed)'));
+  results.push(await coldExec('code mode: cold exec of `1` (process, no spare)'));
   const calls = 200;
   results.push(
     await withSession({ tools: [noop] }, (session) =>
@@ -138,27 +153,8 @@ export async function codeModeFigures() {
       ),
     ),
   );
-  const sessions = 4;
-  const perSession = 10;
-  const startedAt = performance.now();
-  await Promise.all(
-    Array.from({ length: sessions }, () =>
-      withSession({}, async (session) => {
-        for (let index = 0; index < perSession; index += 1) await timed(() => session.execute('1 + 1'));
-      }),
-    ),
-  );
-  const seconds = (performance.now() - startedAt) / 1000;
-  const throughput = (sessions * perSession) / seconds;
-  const threadStartedAt = performance.now();
-  await Promise.all(
-    Array.from({ length: sessions }, () =>
-      withSession({ placement: 'thread' }, async (session) => {
-        for (let index = 0; index < perSession * 5; index += 1) await timed(() => session.execute('1 + 1'));
-      }),
-    ),
-  );
-  const threadThroughput = (sessions * perSession * 5) / ((performance.now() - threadStartedAt) / 1000);
+  const throughput = await programsPerSecond({}, 10);
+  const threadThroughput = await programsPerSecond({ placement: 'thread' }, 50);
   const resident = await withSession({ tools: [sleep20] }, async (session) => {
     await delay(900);
     const running = session.execute('for (let i = 0; i < 10; i++) await tools.sleep20({}); 1');

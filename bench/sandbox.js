@@ -4,12 +4,11 @@ import { realpathSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openCodeModeSession, unrestrictedSandbox } from '@ghost/code-mode';
-import { quickjsEngine } from '@ghost/engine-quickjs';
+import { unrestrictedSandbox } from '@ghost/code-mode';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
+import { coldExec, programsPerSecond, warmExec } from './code-mode.js';
 import { measureSamples } from './measure.js';
 
-const delay = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 const node = realpathSync(process.execPath);
 
 /** Milliseconds from spawn to exit of `node -e 0` under one backend, closed afterwards. */
@@ -31,27 +30,6 @@ async function spawnToExit(backend, spec) {
   return elapsed;
 }
 
-async function timed(work) {
-  const startedAt = performance.now();
-  const result = await work();
-  if (result.status !== 'completed') throw new Error(`bench program failed: ${result.error}`);
-  return performance.now() - startedAt;
-}
-
-async function withSession(options, work) {
-  const opened = await openCodeModeSession({
-    engine: quickjsEngine,
-    sandbox: bwrapSandbox,
-    limits: { programs: 100_000 },
-    ...options,
-  });
-  try {
-    return await work(opened.session);
-  } finally {
-    await opened.close();
-  }
-}
-
 /** @returns {Promise<{ results: object[], throughput: number } | { unavailable: string }>} */
 export async function sandboxFigures() {
   const detection = await bwrapSandbox.detect();
@@ -70,36 +48,9 @@ export async function sandboxFigures() {
       }),
     ),
   );
-  results.push(
-    await withSession({}, (session) =>
-      measureSamples('code mode in bwrap: warm exec of `1` (prewarmed)', async () => {
-        await delay(900);
-        return timed(() => session.execute('1'));
-      }),
-    ),
-  );
-  results.push(
-    await withSession({ prewarm: false }, (session) =>
-      measureSamples(
-        'code mode in bwrap: cold exec of `1` (no spare)',
-        () => timed(() => session.execute('1')),
-        {
-          runs: 20,
-          warmup: 2,
-        },
-      ),
-    ),
-  );
-  const sessions = 4;
-  const perSession = 10;
-  const startedAt = performance.now();
-  await Promise.all(
-    Array.from({ length: sessions }, () =>
-      withSession({}, async (session) => {
-        for (let index = 0; index < perSession; index += 1) await timed(() => session.execute('1 + 1'));
-      }),
-    ),
-  );
-  const throughput = (sessions * perSession) / ((performance.now() - startedAt) / 1000);
+  const inBwrap = { sandbox: bwrapSandbox };
+  results.push(await warmExec('code mode in bwrap: warm exec of `1` (prewarmed)', inBwrap));
+  results.push(await coldExec('code mode in bwrap: cold exec of `1` (no spare)', inBwrap));
+  const throughput = await programsPerSecond(inBwrap, 10);
   return { results, throughput };
 }

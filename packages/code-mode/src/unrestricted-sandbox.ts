@@ -40,16 +40,7 @@ const outputDrainMilliseconds = 250;
  * neither the network nor the filesystem and enforces no resource limit but the wall clock.
  */
 export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
-  processTreeOwnership: false,
-  subprocessDenial: false,
-  networkIsolation: false,
-  filesystemIsolation: false,
-  memoryLimit: false,
-  cpuLimit: false,
-  fileSizeLimit: false,
-  openFilesLimit: false,
-  processLimit: false,
-  syscallFilter: false,
+  ...noSandboxCapabilities,
   environmentIsolation: true,
 });
 

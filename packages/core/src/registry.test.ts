@@ -17,21 +17,7 @@ import {
   PluginVersionError,
   Registry,
 } from './registry.js';
-import type { SandboxBackendV1, SandboxCapabilities } from './sandbox.js';
-
-const noCapabilities: SandboxCapabilities = {
-  processTreeOwnership: false,
-  subprocessDenial: false,
-  networkIsolation: false,
-  filesystemIsolation: false,
-  memoryLimit: false,
-  cpuLimit: false,
-  fileSizeLimit: false,
-  openFilesLimit: false,
-  processLimit: false,
-  syscallFilter: false,
-  environmentIsolation: false,
-};
+import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 
 function testEngine(name: string): EnginePlugin {
   return { kind: 'engine', specificationVersion: 'engine-v1', name };
@@ -43,7 +29,7 @@ function testSandbox(name: string): SandboxBackendV1 {
     specificationVersion: 'sandbox-v1',
     name,
     platforms: ['linux', 'darwin'],
-    detect: async () => ({ available: false, reason: 'a test backend', capabilities: noCapabilities }),
+    detect: async () => ({ available: false, reason: 'a test backend', capabilities: noSandboxCapabilities }),
     spawn: async () => {
       throw new Error('test backends spawn nothing');
     },

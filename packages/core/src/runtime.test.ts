@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './errors.js';
 import { type EnginePlugin, type ModelProviderV1, PluginVersionError } from './registry.js';
 import { configure, createRuntime, defaultRuntime, type RuntimeOptions } from './runtime.js';
-import type { SandboxBackendV1 } from './sandbox.js';
+import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 
 const engine: EnginePlugin = { kind: 'engine', specificationVersion: 'engine-v1', name: 'tiny' };
 
@@ -17,19 +17,7 @@ const sandbox: SandboxBackendV1 = {
   detect: async () => ({
     available: false,
     reason: 'a test backend',
-    capabilities: {
-      processTreeOwnership: false,
-      subprocessDenial: false,
-      networkIsolation: false,
-      filesystemIsolation: false,
-      memoryLimit: false,
-      cpuLimit: false,
-      fileSizeLimit: false,
-      openFilesLimit: false,
-      processLimit: false,
-      syscallFilter: false,
-      environmentIsolation: false,
-    },
+    capabilities: noSandboxCapabilities,
   }),
   spawn: async () => {
     throw new Error('test backends spawn nothing');

@@ -3,13 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCodeModeSession } from '@ghost/code-mode';
 import { describeEngineConformance } from '@ghost/code-mode/testing';
-import { SandboxUnavailableError } from '@ghost/core';
-import { createBwrapSandbox } from '@ghost/sandbox-bwrap';
+import { defineSandboxBackend, type SandboxSpawnSpec, SandboxUnavailableError } from '@ghost/core';
+import { bwrapSandbox, createBwrapSandbox } from '@ghost/sandbox-bwrap';
 import { describe, expect, it } from 'vitest';
 import { quickjsEngine } from './quickjs-engine.js';
 
 // The engine layer and the OS layer together: every conformance case in the bubblewrap sandbox.
-describeEngineConformance({ engine: quickjsEngine, sandbox: 'bwrap' });
+// The backend object, not the name 'bwrap': tests run from the repository root, which does not
+// itself depend on @ghost/sandbox-bwrap (the registry's lookup by name is tested in sandbox-bwrap).
+describeEngineConformance({ engine: quickjsEngine, sandbox: bwrapSandbox });
 
 describe('code mode where bubblewrap cannot run', () => {
   it('refuses to start, says what is missing, and never falls back to running unconfined', async () => {
@@ -29,6 +31,41 @@ describe('code mode where bubblewrap cannot run', () => {
       if (previous === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previous;
       await rm(temporary, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what code mode asks of the native sandbox for each host', () => {
+  it('no network, no subprocesses, and OS limits with room for the host beside the engine limits', async () => {
+    // The real bubblewrap backend, with each spawn spec recorded on its way in.
+    const specs: SandboxSpawnSpec[] = [];
+    const recording = defineSandboxBackend({
+      ...bwrapSandbox,
+      spawn: (spec) => {
+        specs.push(spec);
+        return bwrapSandbox.spawn(spec);
+      },
+    });
+    const opened = await openCodeModeSession({
+      engine: quickjsEngine,
+      sandbox: recording,
+      limits: { memoryBytes: 32 * 1024 * 1024, cpuSeconds: 2, fileBytes: 4096 },
+    });
+    try {
+      expect((await opened.session.execute('6 * 7')).value).toBe(42);
+    } finally {
+      await opened.close();
+    }
+    expect(specs.length).toBeGreaterThan(0);
+    for (const spec of specs) {
+      expect(spec).toMatchObject({ env: {}, network: 'none', subprocesses: 'deny' });
+      expect(spec.limits).toEqual({
+        memoryBytes: (32 + 160) * 1024 * 1024,
+        cpuSeconds: 2 + 3,
+        fileBytes: 4096,
+        openFiles: 256,
+        processes: 64,
+      });
     }
   });
 });

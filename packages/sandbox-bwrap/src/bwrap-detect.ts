@@ -282,7 +282,10 @@ async function proveSandbox(
       }
       return undefined;
     } catch (error) {
-      return (error as Error).message.replace(/^bubblewrap could not start the sandbox: /, '');
+      // bubblewrap's own words; the advice to run ghost-doctor is for spawns, not for the doctor itself.
+      return (error as Error).message
+        .replace(/^bubblewrap could not start the sandbox: /, '')
+        .replace(/ Run ghost-doctor to see .*$/, '');
     } finally {
       if (child !== undefined) await child.close().catch(() => undefined);
       else {

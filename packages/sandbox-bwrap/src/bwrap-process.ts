@@ -102,11 +102,14 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     await beforeDeadline(exited, Date.now() + closeTimeoutMilliseconds);
     await streamsSettled([child.stderr!], outputDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
-    const detail = stderr.text.trim() || (error as Error).message;
-    throw new SandboxUnavailableError(`bubblewrap could not start the sandbox: ${detail}`, {
-      cause: error,
-      details: { backend: 'bwrap', command: plan.command },
-    });
+    const detail = (stderr.text.trim() || (error as Error).message).replace(/\.$/, '');
+    throw new SandboxUnavailableError(
+      `bubblewrap could not start the sandbox: ${detail}. Run ghost-doctor to see what this machine enforces and what is missing.`,
+      {
+        cause: error,
+        details: { backend: 'bwrap', command: plan.command },
+      },
+    );
   }
   return superviseBwrapProcess(child, info, stderr, options);
 }

@@ -96,7 +96,12 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       };
       let cgroup: SandboxCgroup | undefined;
       if (found.cgroups !== undefined && Object.keys(cgroupLimits).length > 0) {
-        cgroup = await createSandboxCgroup(found.cgroups, cgroupLimits);
+        cgroup = await createSandboxCgroup(found.cgroups, cgroupLimits).catch((error: unknown) => {
+          throw new SandboxUnavailableError(
+            `The bwrap sandbox could not create the cgroup that bounds memory and processes: ${(error as Error).message}. Check that this process may still write under ${found.cgroups?.memoryParent ?? found.cgroups?.pidsParent}, or create the backend with cgroups: 'off' (memory is then sampled and limits.processes refused).`,
+            { cause: error, details: { backend: 'bwrap' } },
+          );
+        });
       }
       try {
         return await startBwrapProcess({

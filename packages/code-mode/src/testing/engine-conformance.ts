@@ -11,14 +11,18 @@ import {
 } from '../code-mode-session.js';
 import type { CodeModePlacement, EngineV1, ProgramResult } from '../engine.js';
 import { CodeModeSourceTooLargeError, CodeModeStateError } from '../errors.js';
+import type { SandboxChoice } from '../sandbox-factory.js';
 import { descendantProcesses } from './child-processes.js';
 
 /** The options of {@link describeEngineConformance}. */
 export interface EngineConformanceOptions {
   /** The engine under test. */
   readonly engine: EngineV1;
-  /** The sandbox to run it in. Default `'unrestricted'`. */
-  readonly sandbox?: string;
+  /**
+   * The sandbox to run it in: a registered name or a backend object. Default `'unrestricted'`.
+   * Pass the backend itself (`bwrapSandbox`) when the test's working directory cannot import it.
+   */
+  readonly sandbox?: SandboxChoice;
   readonly placement?: CodeModePlacement;
 }
 
@@ -92,6 +96,7 @@ function echoTool(log: unknown[] = []): Tool {
 export function describeEngineConformance(options: EngineConformanceOptions): void {
   const { engine } = options;
   const sandbox = options.sandbox ?? 'unrestricted';
+  const sandboxName = typeof sandbox === 'string' ? sandbox : sandbox.name;
   const placement = options.placement ?? 'process';
   let opened: OpenedCodeModeSession[] = [];
 
@@ -114,7 +119,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
     opened = [];
   });
 
-  describe(`engine '${engine.name}' (${placement} placement, sandbox '${sandbox}')`, () => {
+  describe(`engine '${engine.name}' (${placement} placement, sandbox '${sandboxName}')`, () => {
     describe('the guest API', () => {
       it('brokers tool calls and returns the final expression as the value', async () => {
         const { session } = await open({ tools: [echoTool()] });
@@ -660,7 +665,7 @@ text(refund + '\\n' + shipping);`;
         for await (const event of stream) events.push(event);
         const run = await stream.run;
         expect(run.outcome).toBe('completed');
-        expect(run.sandbox?.name).toBe(sandbox);
+        expect(run.sandbox?.name).toBe(sandboxName);
         const toolEvents = events.filter((event) => event.type.startsWith('tool_'));
         expect(
           toolEvents.map((event) => [event.type, (event.data as { toolName: string }).toolName]),
