@@ -15,7 +15,6 @@ import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSContext,
-  type QuickJSDeferredPromise,
   type QuickJSHandle,
   type QuickJSRuntime,
   type QuickJSSyncVariant,
@@ -96,10 +95,22 @@ function loadModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJ
 const warmUpProgram: HostProgram = {
   programId: 'warm-up',
   source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
-  callTool: async () => '{"ok":true}',
+  sendCalls: () => {},
   write: () => {},
   isStopRequested: false,
 };
+
+/** Answers every call of the warm-up program, as the host would. */
+function answerWarmUpCalls(guest: GuestSession): HostProgram {
+  return {
+    ...warmUpProgram,
+    sendCalls: (callsJson) => {
+      const calls = JSON.parse(callsJson) as { callId: string }[];
+      const results = calls.map(({ callId }) => ({ callId, ok: true, value: { ok: true } }));
+      setImmediate(() => guest.deliverResults(JSON.stringify(results)));
+    },
+  };
+}
 
 async function loadWarmModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJSWASMModule> {
   const module = await loadModule(compiled);
@@ -109,7 +120,7 @@ async function loadWarmModule(compiled: Promise<CompiledWasm> | undefined): Prom
     limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
   });
   try {
-    await guest.run(warmUpProgram);
+    await guest.run(answerWarmUpCalls(guest));
   } finally {
     guest.dispose();
   }
@@ -123,15 +134,23 @@ async function compileWasm(): Promise<CompiledWasm> {
   return WebAssembly.compile(bytes);
 }
 
+/** The prelude's control functions (`GuestControl`), held by the engine only. */
+interface ControlHandles {
+  readonly settle: QuickJSHandle;
+  readonly takeCalls: QuickJSHandle;
+  readonly deliverResults: QuickJSHandle;
+}
+
 /** One guest: a QuickJS runtime and context with the prelude installed, for one program. */
 class GuestSession implements PreparedGuest {
   readonly #module: QuickJSWASMModule;
   readonly #runtime: QuickJSRuntime;
   readonly #context: QuickJSContext;
   readonly #limits: HostLimits;
-  readonly #pending = new Set<QuickJSDeferredPromise>();
   readonly #handles: QuickJSHandle[] = [];
-  #settle: QuickJSHandle | undefined;
+  /** Result batches waiting for the program's next turn. */
+  #deliveries: string[] = [];
+  #control: ControlHandles | undefined;
   #setupError: ProgramCompletion | undefined;
   #program: HostProgram | undefined;
   #interrupted: InterruptReason | undefined;
@@ -152,16 +171,30 @@ class GuestSession implements PreparedGuest {
     this.#runtime.setMemoryLimit(setup.limits.memoryBytes);
     this.#context = this.#runtime.newContext();
     const context = this.#context;
-    const bridge = this.#keep(context.newFunction('bridge', (op, payload) => this.#bridge(op, payload)));
+    const write = this.#keep(context.newFunction('write', (text) => this.#write(text)));
     const prelude = this.#evaluate(setup.prelude, 'prelude.js');
     if ('error' in prelude) {
       this.#setupError = prelude.error;
       return;
     }
     const tools = this.#keep(context.newString(setup.toolsJson));
-    const settle = context.callFunction(prelude.value, context.undefined, bridge, tools);
-    if (settle.error) this.#setupError = this.#failure(settle.error);
-    else this.#settle = this.#keep(settle.value);
+    const control = context.callFunction(prelude.value, context.undefined, write, tools);
+    if (control.error) {
+      this.#setupError = this.#failure(control.error);
+      return;
+    }
+    const controlObject = this.#keep(control.value);
+    this.#control = {
+      settle: this.#keep(context.getProp(controlObject, 'settle')),
+      takeCalls: this.#keep(context.getProp(controlObject, 'takeCalls')),
+      deliverResults: this.#keep(context.getProp(controlObject, 'deliverResults')),
+    };
+  }
+
+  deliverResults(resultsJson: string): void {
+    if (this.#isDisposed || this.#program === undefined) return;
+    this.#deliveries.push(resultsJson);
+    this.#wake?.();
   }
 
   async run(program: HostProgram): Promise<ProgramCompletion> {
@@ -199,9 +232,10 @@ class GuestSession implements PreparedGuest {
 
   async #runProgram(program: HostProgram): Promise<ProgramCompletion> {
     const context = this.#context;
+    const control = this.#control as ControlHandles;
     const started = this.#evaluate(program.source, 'program.js');
     if ('error' in started) return started.error;
-    const settled = context.callFunction(this.#settle as QuickJSHandle, context.undefined, started.value);
+    const settled = context.callFunction(control.settle, context.undefined, started.value);
     if (settled.error) return this.#failure(settled.error);
     this.#keep(settled.value);
     let outcome: ProgramCompletion | undefined;
@@ -216,10 +250,19 @@ class GuestSession implements PreparedGuest {
       this.#wake?.();
     });
     for (;;) {
+      for (const resultsJson of this.#takeDeliveries()) {
+        const results = context.newString(resultsJson);
+        const delivered = context.callFunction(control.deliverResults, context.undefined, results);
+        results.dispose();
+        if (delivered.error) return this.#failure(delivered.error);
+        delivered.value.dispose();
+      }
       const jobs = this.#runtime.executePendingJobs();
       if (jobs.error) jobs.error.dispose();
       if (this.#interrupted !== undefined) return { status: 'error', error: 'interrupted' };
-      if (outcome) return outcome;
+      if (outcome) return outcome; // calls still queued now are never run
+      this.#sendQueuedCalls(program);
+      if (this.#deliveries.length > 0) continue;
       // Nothing can run until a tool result, or the resolution above, wakes the loop.
       await new Promise<void>((wake) => {
         this.#wake = wake;
@@ -228,33 +271,28 @@ class GuestSession implements PreparedGuest {
     }
   }
 
-  #bridge(opHandle: QuickJSHandle, payloadHandle: QuickJSHandle): QuickJSHandle | undefined {
-    const context = this.#context;
-    const program = this.#program;
-    const op = context.getString(opHandle);
-    const payload = context.getString(payloadHandle);
-    if (program === undefined) return undefined;
-    if (op === 'write') {
-      program.write(payload);
-      return undefined;
-    }
-    const deferred = context.newPromise();
-    this.#pending.add(deferred);
-    program.callTool(payload).then(
-      (json) => this.#resolveCall(deferred, () => context.newString(json), 'resolve'),
-      (error: Error) => this.#resolveCall(deferred, () => context.newError(error.message), 'reject'),
-    );
-    return deferred.handle;
+  #takeDeliveries(): string[] {
+    const deliveries = this.#deliveries;
+    this.#deliveries = [];
+    return deliveries;
   }
 
-  #resolveCall(deferred: QuickJSDeferredPromise, make: () => QuickJSHandle, how: 'resolve' | 'reject'): void {
-    if (this.#isDisposed || !this.#pending.has(deferred)) return;
-    this.#pending.delete(deferred);
-    const handle = make();
-    deferred[how](handle);
-    handle.dispose();
-    deferred.dispose();
-    this.#wake?.();
+  #sendQueuedCalls(program: HostProgram): void {
+    const context = this.#context;
+    const control = this.#control as ControlHandles;
+    const taken = context.callFunction(control.takeCalls, context.undefined);
+    if (taken.error) {
+      taken.error.dispose();
+      return;
+    }
+    const calls = context.typeof(taken.value) === 'string' ? context.getString(taken.value) : undefined;
+    taken.value.dispose();
+    if (calls !== undefined) program.sendCalls(calls);
+  }
+
+  #write(textHandle: QuickJSHandle): void {
+    const program = this.#program;
+    if (program !== undefined) program.write(this.#context.getString(textHandle));
   }
 
   #evaluate(
@@ -284,8 +322,7 @@ class GuestSession implements PreparedGuest {
   dispose(): void {
     if (this.#isDisposed) return;
     this.#isDisposed = true;
-    for (const deferred of this.#pending) deferred.dispose();
-    this.#pending.clear();
+    this.#deliveries = [];
     for (const handle of this.#handles.reverse()) if (handle.alive) handle.dispose();
     try {
       this.#context.dispose();

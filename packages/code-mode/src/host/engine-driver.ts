@@ -3,7 +3,7 @@ import type { HostLimits } from '../protocol.js';
 
 /** What a guest is built from, before its program arrives. */
 export interface GuestSetup {
-  /** The shared guest prelude to evaluate first (see `guestPrelude`). */
+  /** The shared guest prelude to evaluate first (see `guestPrelude` and `GuestControl`). */
   readonly prelude: string;
   /** The catalog as JSON text, the prelude's second argument. */
   readonly toolsJson: string;
@@ -15,9 +15,12 @@ export interface HostProgram {
   readonly programId: string;
   /** The program, wrapped as an async function call (see `wrapProgram`). */
   readonly source: string;
-  /** The bridge's `call`: the JSON text `{name, input}` in, the result's JSON text out; rejects with the tool's error. */
-  callTool(requestJson: string): Promise<string>;
-  /** The bridge's `write`: program output. */
+  /**
+   * Sends the tool calls the guest queued: the JSON text `takeCalls()` returned. Call it each time
+   * the guest's pending jobs have run; results come back through {@link PreparedGuest.deliverResults}.
+   */
+  sendCalls(callsJson: string): void;
+  /** The prelude's `write`: program output. */
   write(text: string): void;
   /** True once the parent asked the program to stop; check it in the engine's interrupt handler. */
   readonly isStopRequested: boolean;
@@ -34,6 +37,12 @@ export interface ProgramCompletion {
 export interface PreparedGuest {
   /** Runs the program to its end. Rejects only when the engine itself failed. */
   run(program: HostProgram): Promise<ProgramCompletion>;
+  /**
+   * Hands the running program tool results, the JSON text for the prelude's `deliverResults`.
+   * The host calls it from its event loop, never while the guest runs; the driver passes it in
+   * at its next turn. Ignored once the program has ended.
+   */
+  deliverResults(resultsJson: string): void;
   /** Frees the guest; safe after `run` and instead of it. */
   dispose(): void;
 }

@@ -1,16 +1,19 @@
 /**
  * The guest side of the JavaScript API (DESIGN §3), shared by every JavaScript engine. It is
  * evaluated inside the engine before the program, as an expression giving a function of
- * `(bridge, toolsJson)` that installs the globals and returns the private `settle` function.
+ * `(write, toolsJson)` that installs the globals and returns the private {@link GuestControl}
+ * object. `write(text)` is the engine's only host function and is never put on a global.
  *
- * `bridge(op, payload)` is the engine's only host function and is never put on a global:
- * `bridge('call', json)` returns a Promise of the result's JSON text (or rejects with its error),
- * `bridge('write', text)` appends output. Values cross as JSON text only, parsed and checked here
- * with the `JSON` captured before the program runs, so a program that replaces `JSON` or pollutes
- * prototypes changes nothing the host relies on.
+ * Tool calls cross no host function: the prelude queues each call, and the engine collects the
+ * queue with `takeCalls()` whenever the guest's jobs have run, and hands results back in batches
+ * with `deliverResults(json)`. So a call costs the engine no boundary crossing of its own, and
+ * a program's burst of calls is one crossing each way. Values cross as JSON text only, parsed and
+ * checked here with the `JSON` captured before the program runs, so a program that replaces
+ * `JSON` or pollutes prototypes changes nothing the host relies on.
  */
-export const guestPrelude = String.raw`(function (bridge, toolsJson) {
+export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
   'use strict';
+  var PromiseConstructor = Promise;
   var parse = JSON.parse;
   var stringify = JSON.stringify;
   var freeze = Object.freeze;
@@ -29,6 +32,9 @@ export const guestPrelude = String.raw`(function (bridge, toolsJson) {
   }
   var finished = null;
   var onFinish = null;
+  var nextCallId = 1;
+  var waitingCalls = new Map();
+  var queuedCalls = [];
   var exitSignal = freeze({});
 
   function describePath(path) { return path === '' ? 'the top level' : path; }
@@ -81,7 +87,7 @@ export const guestPrelude = String.raw`(function (bridge, toolsJson) {
   }
 
   // Once the program has finished (exit, finish), nothing it does afterwards is seen.
-  function write(text) { if (!finished) bridge('write', text); }
+  function write(text) { if (!finished) writeOutput(text); }
 
   function callTool(name, args) {
     if (finished) return Promise.reject(new Error('The program has finished; it makes no more tool calls.'));
@@ -93,10 +99,31 @@ export const guestPrelude = String.raw`(function (bridge, toolsJson) {
     } catch (error) {
       return Promise.reject(error);
     }
-    return bridge('call', '{"name":' + stringify(entry.name) + ',"input":' + input + '}').then(
-      function (json) { return parse(json); },
-      function (error) { throw new Error(error && typeof error.message === 'string' ? error.message : String(error)); }
-    );
+    var callId = String(nextCallId);
+    nextCallId += 1;
+    queuedCalls.push('{"callId":"' + callId + '","name":' + stringify(entry.name) + ',"input":' + input + '}');
+    return new PromiseConstructor(function (resolve, reject) {
+      waitingCalls.set(callId, { resolve: resolve, reject: reject });
+    });
+  }
+
+  function takeCalls() {
+    if (queuedCalls.length === 0) return undefined;
+    var calls = '[' + queuedCalls.join(',') + ']';
+    queuedCalls = [];
+    return calls;
+  }
+
+  function deliverResults(resultsJson) {
+    var results = parse(resultsJson);
+    for (var at = 0; at < results.length; at += 1) {
+      var result = results[at];
+      var waiting = waitingCalls.get(result.callId);
+      if (!waiting) continue;
+      waitingCalls.delete(result.callId);
+      if (result.ok) waiting.resolve(typeof result.value === 'undefined' ? null : result.value);
+      else waiting.reject(new Error(String(result.error)));
+    }
   }
 
   var methods = Object.create(null);
@@ -160,8 +187,8 @@ export const guestPrelude = String.raw`(function (bridge, toolsJson) {
     define(globalThis, globalNames[at], { value: globals[globalNames[at]], writable: false, enumerable: false, configurable: false });
   }
 
-  return function settle(promise) {
-    return new Promise(function (resolve) {
+  function settle(promise) {
+    return new PromiseConstructor(function (resolve) {
       var isSettled = false;
       function complete(value) {
         if (isSettled) return;
@@ -185,8 +212,26 @@ export const guestPrelude = String.raw`(function (bridge, toolsJson) {
         function (error) { if (finished || error === exitSignal) complete(finished ? finished.value : undefined); else fail(error); }
       );
     });
-  };
+  }
+
+  return freeze({ settle: settle, takeCalls: takeCalls, deliverResults: deliverResults });
 })`;
+
+/**
+ * What the prelude returns to the engine, never to the program. Each member is a guest function
+ * the engine calls:
+ * - `settle(programPromise)` resolves to the JSON text of a {@link ProgramCompletion}-like
+ *   `{status, value?, error?}` once the program ends (by its value, `exit`/`finish` or a throw);
+ * - `takeCalls()` returns the JSON text of the tool calls queued since it was last called, an
+ *   array of `{callId, name, input}`, or `undefined` when there are none;
+ * - `deliverResults(json)` takes the JSON text of an array of {@link ToolCallResult}s and settles
+ *   the calls they answer; results for calls nobody waits on are ignored.
+ */
+export interface GuestControl {
+  readonly settle: unknown;
+  readonly takeCalls: unknown;
+  readonly deliverResults: unknown;
+}
 
 /** Wraps rewritten program source so it runs as an async function body with its lines unchanged. */
 export function wrapProgram(source: string): string {

@@ -1,5 +1,4 @@
 import { Socket } from 'node:net';
-import type { JsonValue } from '@ghost/core';
 import { encodeFrame, FrameDecoder } from '../frame-codec.js';
 import {
   type ExecuteFrame,
@@ -21,11 +20,6 @@ export interface HostTransport {
   onFrame(listener: (frame: unknown) => void): void;
 }
 
-interface PendingCall {
-  readonly resolve: (json: string) => void;
-  readonly reject: (error: Error) => void;
-}
-
 /**
  * Serves one program on `transport`: builds the guest when `setup` arrives and answers `ready`,
  * runs the program `execute` brings, batches its tool calls and output into frames, and sends
@@ -37,12 +31,10 @@ export function serveProgram(
   isStopRequestedOutside: () => boolean = () => false,
 ): Promise<void> {
   return new Promise<void>((resolveServed, rejectServed) => {
-    const pendingCalls = new Map<string, PendingCall>();
     let setup: SetupFrame | undefined;
     let guest: Promise<PreparedGuest> | undefined;
     let program: { readonly programId: string; isStopRequested: boolean } | undefined;
-    let nextCallId = 1;
-    let batch: GuestToolCall[] = [];
+    let running: PreparedGuest | undefined;
 
     const onParentFrame = (raw: unknown) => {
       let frame: ParentFrame;
@@ -77,13 +69,7 @@ export function serveProgram(
           return;
         case 'tool_results':
           if (program?.programId !== frame.programId) return;
-          for (const result of frame.results) {
-            const pending = pendingCalls.get(result.callId);
-            if (!pending) continue;
-            pendingCalls.delete(result.callId);
-            if (result.ok) pending.resolve(JSON.stringify(result.value ?? null));
-            else pending.reject(new Error(String(result.error)));
-          }
+          running?.deliverResults(JSON.stringify(frame.results));
           return;
       }
     };
@@ -99,26 +85,15 @@ export function serveProgram(
       const output = new HostOutput(limits.outputBytes, (chunk) =>
         transport.send({ type: 'output', programId, ...chunk }),
       );
-      const flushCalls = () => {
-        if (batch.length === 0) return;
-        output.flush(); // output written before a call reaches the parent before the call
-        transport.send({ type: 'tool_calls', programId, calls: batch });
-        batch = [];
-      };
       const hostProgram: HostProgram = {
         programId,
         source: wrapProgram(frame.source),
         write: (text) => output.write(text),
-        callTool: (requestJson) =>
-          new Promise<string>((resolve, reject) => {
-            const request = JSON.parse(requestJson) as { name: string; input: JsonValue };
-            const callId = `c${nextCallId}`;
-            nextCallId += 1;
-            pendingCalls.set(callId, { resolve, reject });
-            // One frame for every call the program made in one synchronous stretch.
-            if (batch.length === 0) queueMicrotask(flushCalls);
-            batch.push({ callId, name: request.name, input: request.input });
-          }),
+        sendCalls: (callsJson) => {
+          const calls = JSON.parse(callsJson) as GuestToolCall[];
+          output.flush(); // output written before a call reaches the parent before the call
+          transport.send({ type: 'tool_calls', programId, calls });
+        },
         get isStopRequested() {
           // A thread host's stop flag is shared memory: it is seen even while the program
           // keeps the thread too busy to read a stop frame.
@@ -129,6 +104,7 @@ export function serveProgram(
       let prepared: PreparedGuest | undefined;
       try {
         prepared = await preparing;
+        running = prepared;
         completion = await prepared.run(hostProgram);
       } catch (error) {
         completion = {
@@ -136,10 +112,9 @@ export function serveProgram(
           error: `The ${driver.engine} engine failed: ${(error as Error).message}`,
         };
       } finally {
+        running = undefined;
         prepared?.dispose();
       }
-      batch = []; // calls not yet sent when the program ended are never run
-      pendingCalls.clear();
       output.finish();
       transport.send({ type: 'done', programId, ...completion });
     };
