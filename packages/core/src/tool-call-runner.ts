@@ -1,4 +1,4 @@
-import { raceAbort } from './abort-race.js';
+import { CallCancellation } from './call-cancellation.js';
 import { GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
 import { toJsonValue } from './json-value.js';
 import type { Artifact } from './model.js';
@@ -193,34 +193,38 @@ async function executeUnderLimits(
   isControl: boolean,
 ): Promise<{ value: unknown; artifacts: readonly Artifact[] }> {
   const { runContext } = environment;
-  const callSignal = request.signal;
-  const controller = new AbortController();
-  const abortWithRun = () => controller.abort(runContext.signal.reason);
-  const abortWithCall = () => controller.abort(callSignal?.reason);
-  const unlink = () => {
-    runContext.signal.removeEventListener('abort', abortWithRun);
-    callSignal?.removeEventListener('abort', abortWithCall);
-  };
-  runContext.signal.addEventListener('abort', abortWithRun, { once: true });
-  if (callSignal?.aborted) abortWithCall();
-  else callSignal?.addEventListener('abort', abortWithCall, { once: true });
-  const acquiring = isControl ? Promise.resolve(() => {}) : environment.lock.acquire(tool.exclusive);
-  const release = await raceAbort(acquiring, controller.signal).catch((error: unknown) => {
-    unlink();
-    // Given up while waiting: hand the lock back as soon as it is granted, so no one waits forever.
-    void acquiring.then((lateRelease) => lateRelease());
-    throw error;
-  });
+  const cancellation = new CallCancellation([runContext.signal, request.signal]);
+  let release: () => void;
+  if (isControl) {
+    release = () => {};
+  } else {
+    const granted = environment.lock.tryAcquire(tool.exclusive);
+    if (granted) {
+      release = granted;
+    } else {
+      const acquiring = environment.lock.acquire(tool.exclusive);
+      try {
+        release = await cancellation.race(acquiring);
+      } catch (error) {
+        cancellation.dispose();
+        // Given up while waiting: hand the lock back as soon as it is granted, so no one waits forever.
+        void acquiring.then((lateRelease) => lateRelease());
+        throw error;
+      }
+    }
+  }
   const timer = setTimeout(() => {
-    controller.abort(new ToolTimeoutError(`Tool '${tool.name}' timed out after ${tool.timeoutMs} ms.`));
+    cancellation.cancel(new ToolTimeoutError(`Tool '${tool.name}' timed out after ${tool.timeoutMs} ms.`));
   }, tool.timeoutMs);
   try {
     const context: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return cancellation.signal;
+      },
       toolCallId: request.toolCallId,
       run: runContext,
     };
-    const returned = await raceAbort(invoke(tool, request.input, context), controller.signal);
+    const returned = await cancellation.race(invoke(tool, request.input, context));
     const result = returned instanceof ToolResult ? returned : new ToolResult({ value: returned });
     const json = toJsonValue(result.value);
     if (!json.ok)
@@ -236,7 +240,7 @@ async function executeUnderLimits(
     return { value: json.value, artifacts: result.artifacts };
   } finally {
     clearTimeout(timer);
-    unlink();
+    cancellation.dispose();
     release();
   }
 }

@@ -8,13 +8,22 @@ export class ToolLock {
   #isExclusivelyHeld = false;
   readonly #waiters: { isExclusive: boolean; grant: () => void }[] = [];
 
+  /** Takes the lock now if nobody holds it back, returning the function that releases it. */
+  tryAcquire(isExclusive: boolean): (() => void) | undefined {
+    if (this.#waiters.length > 0 || !this.#canGrant(isExclusive)) return undefined;
+    this.#take(isExclusive);
+    return this.#releaser(isExclusive);
+  }
+
   /** Waits for the lock and returns the function that releases it. */
   async acquire(isExclusive: boolean): Promise<() => void> {
-    if (this.#waiters.length === 0 && this.#canGrant(isExclusive)) {
-      this.#take(isExclusive);
-    } else {
-      await new Promise<void>((grant) => this.#waiters.push({ isExclusive, grant }));
-    }
+    const release = this.tryAcquire(isExclusive);
+    if (release) return release;
+    await new Promise<void>((grant) => this.#waiters.push({ isExclusive, grant }));
+    return this.#releaser(isExclusive);
+  }
+
+  #releaser(isExclusive: boolean): () => void {
     let isReleased = false;
     return () => {
       if (isReleased) return;
