@@ -79,7 +79,9 @@ class Program {
     clearTimeout(this.#wallTimer);
     this.calls.end();
     this.link.terminate();
-    this.cleanup = this.link.close();
+    // The result goes back to the caller first; releasing the host (reaping it, proving it gone)
+    // waits one turn of the event loop, so it never sits between a program and its result.
+    this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.link.close());
     this.cleanup.catch(() => {}); // reported by the session's close()
     this.#markFinished();
   }
@@ -319,9 +321,10 @@ export class HostSession implements CodeModeSession {
       });
     });
     link.send({ type: 'execute', programId: id, source });
-    // The next host starts once this program is over: booting a process costs more CPU than most
-    // programs, and on a small machine it would slow the very program it is waiting behind.
-    void program.finished.then(() => this.#replenishSpare());
+    // The next host starts once this program is over and its result is on its way: booting a
+    // process costs more CPU than most programs (and spawning blocks the event loop for a few
+    // milliseconds), so on a small machine it would slow the very program it is waiting behind.
+    void program.finished.then(() => setImmediate(() => this.#replenishSpare()));
     return program;
   }
 

@@ -46,7 +46,8 @@ export class CallCancellation {
 
   constructor(signals: readonly (AbortSignal | undefined)[]) {
     for (const signal of signals) {
-      if (signal !== undefined) this.#unsubscribes.push(subscribeToAbort(signal, (reason) => this.cancel(reason)));
+      if (signal !== undefined)
+        this.#unsubscribes.push(subscribeToAbort(signal, (reason) => this.cancel(reason)));
     }
   }
 

@@ -1,14 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import {
-  type EngineDriver,
-  type GuestSetup,
-  guestPrelude,
-  type HostLimits,
-  type HostProgram,
-  type PreparedGuest,
-  type ProgramCompletion,
-  wrapProgram,
+import type {
+  EngineDriver,
+  GuestSetup,
+  HostLimits,
+  HostProgram,
+  PreparedGuest,
+  ProgramCompletion,
 } from '@ghost/code-mode/host';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
 import {
@@ -58,29 +56,29 @@ declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> }
 export type QuickJSDriverPlacement = 'process' | 'thread';
 
 /**
- * The QuickJS driver. Each guest gets a fresh wasm instance (its own memory), runtime and context,
- * built before its program arrives. A module whose program hit an error or a limit is never used
- * again.
+ * The QuickJS driver. Each guest gets a fresh runtime and context, built before its program
+ * arrives. A wasm instance (its memory, its heap) serves the next guest only if every program it
+ * ran completed: a module whose program hit an error or a limit is never used again, and the next
+ * guest gets a fresh instance.
  *
- * A process host serves one program, so it does as little as it can ahead of it: it loads its one
- * module as soon as it starts and runs a one-call warm-up program in a throwaway runtime. That
- * compiles, once, the JavaScript glue and the wasm functions every program needs (which would
- * otherwise add several milliseconds to the first one), and is far too short to make V8 optimise
- * anything: optimising the interpreter's hot functions ahead of time cost more CPU than a typical
- * program saves. A worker thread compiles the wasm once and instantiates it for each guest, so
- * what V8 optimises while one program runs stays optimised for the next.
+ * A process host loads its one module as soon as it starts; the host's rehearsal (see
+ * `rehearseProgram` in `@ghost/code-mode/host`) runs on it and hands it back clean, so the real
+ * program finds it ready. A worker thread compiles the wasm once and instantiates it when it needs
+ * a fresh module, so what V8 optimises while one program runs stays optimised for the next.
  */
 export function createQuickJSDriver(placement: QuickJSDriverPlacement = 'process'): EngineDriver {
   const compiled = placement === 'thread' ? compileWasm() : undefined;
-  let loading: Promise<QuickJSWASMModule> | undefined = loadWarmModule(compiled);
+  let idle: Promise<QuickJSWASMModule> | undefined = loadModule(compiled);
   return {
     engine: 'quickjs',
     async prepare(setup) {
-      // A later guest (a thread host) instantiates when it asks, never while a program runs, so
-      // loading never competes with a program for the CPU.
-      const module = await (loading ?? loadModule(compiled));
-      loading = undefined;
-      return GuestSession.create(module, setup);
+      // A fresh module is loaded when a guest asks, never while a program runs, so loading never
+      // competes with a program for the CPU.
+      const module = await (idle ?? loadModule(compiled));
+      idle = undefined;
+      return GuestSession.create(module, setup, () => {
+        idle = Promise.resolve(module);
+      });
     },
   };
 }
@@ -89,42 +87,6 @@ function loadModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJ
   return newQuickJSWASMModuleFromVariant(
     compiled ? newVariant(releaseVariant, { wasmModule: compiled }) : releaseVariant,
   );
-}
-
-/** A program that takes every path a real one takes: a tool call, output, a value. */
-const warmUpProgram: HostProgram = {
-  programId: 'warm-up',
-  source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
-  sendCalls: () => {},
-  write: () => {},
-  isStopRequested: false,
-};
-
-/** Answers every call of the warm-up program, as the host would. */
-function answerWarmUpCalls(guest: GuestSession): HostProgram {
-  return {
-    ...warmUpProgram,
-    sendCalls: (callsJson) => {
-      const calls = JSON.parse(callsJson) as { callId: string }[];
-      const results = calls.map(({ callId }) => ({ callId, ok: true, value: { ok: true } }));
-      setImmediate(() => guest.deliverResults(JSON.stringify(results)));
-    },
-  };
-}
-
-async function loadWarmModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJSWASMModule> {
-  const module = await loadModule(compiled);
-  const guest = GuestSession.create(module, {
-    prelude: guestPrelude,
-    toolsJson: '[{"name":"warm","identifier":"warm","description":"","inputSchema":{}}]',
-    limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
-  });
-  try {
-    await guest.run(answerWarmUpCalls(guest));
-  } finally {
-    guest.dispose();
-  }
-  return module;
 }
 
 async function compileWasm(): Promise<CompiledWasm> {
@@ -156,13 +118,17 @@ class GuestSession implements PreparedGuest {
   #interrupted: InterruptReason | undefined;
   #isDisposed = false;
   #wake: (() => void) | undefined;
+  /** Set once the program completed with no error or limit hit: the module may serve again. */
+  #isClean = false;
+  readonly #returnModule: () => void;
 
-  static create(module: QuickJSWASMModule, setup: GuestSetup): GuestSession {
-    return new GuestSession(module, setup);
+  static create(module: QuickJSWASMModule, setup: GuestSetup, returnModule: () => void): GuestSession {
+    return new GuestSession(module, setup, returnModule);
   }
 
-  private constructor(module: QuickJSWASMModule, setup: GuestSetup) {
+  private constructor(module: QuickJSWASMModule, setup: GuestSetup, returnModule: () => void) {
     this.#module = module;
+    this.#returnModule = returnModule;
     this.#limits = setup.limits;
     this.#runtime = module.newRuntime();
     this.#runtime.setMaxStackSize(maxStackBytes);
@@ -203,9 +169,9 @@ class GuestSession implements PreparedGuest {
     this.#watchLimits(program);
     const completion = await this.#runProgram(program);
     const reason = this.#interrupted;
-    return reason === undefined
-      ? completion
-      : { status: 'error', error: describeInterrupt(reason, this.#limits) };
+    if (reason !== undefined) return { status: 'error', error: describeInterrupt(reason, this.#limits) };
+    this.#isClean = completion.status === 'completed';
+    return completion;
   }
 
   #watchLimits(program: HostProgram): void {
@@ -329,6 +295,8 @@ class GuestSession implements PreparedGuest {
       this.#runtime.dispose();
     } catch {
       // A runtime left inconsistent by a limit hit can fail to free; its module is never reused.
+      return;
     }
+    if (this.#isClean) this.#returnModule();
   }
 }

@@ -1,12 +1,9 @@
-import { Socket } from 'node:net';
-import { encodeFrame, FrameDecoder } from '../frame-codec.js';
 import {
   type ExecuteFrame,
   type GuestToolCall,
   type HostFrame,
   type ParentFrame,
   parseParentFrame,
-  protocolVersion,
   type SetupFrame,
 } from '../protocol.js';
 import type { EngineDriver, HostProgram, PreparedGuest, ProgramCompletion } from './engine-driver.js';
@@ -119,49 +116,4 @@ export function serveProgram(
       transport.send({ type: 'done', programId, ...completion });
     };
   });
-}
-
-/** A transport over fd 3 of this process, the protocol descriptor the sandbox hands the host. */
-export function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
-  const socket = new Socket({ fd, readable: true, writable: true });
-  const decoder = new FrameDecoder();
-  let listener: ((frame: unknown) => void) | undefined;
-  socket.on('data', (chunk: Buffer) => {
-    let frames: unknown[];
-    try {
-      frames = decoder.push(chunk);
-    } catch {
-      process.exit(70); // a broken parent frame: nothing sensible left to do
-    }
-    for (const frame of frames) listener?.(frame);
-  });
-  // The parent closing the channel means the program is over.
-  socket.on('end', () => process.exit(0));
-  socket.on('error', () => process.exit(0));
-  return {
-    send: (frame) => {
-      socket.write(encodeFrame(frame));
-    },
-    onFrame: (next) => {
-      listener = next;
-    },
-    close: () => socket.end(),
-  };
-}
-
-/**
- * The whole life of a process host: prepare the engine, say hello, run one program, and exit.
- * An engine's host script is `runProcessHost(driver)` and nothing else.
- */
-export async function runProcessHost(driver: EngineDriver): Promise<void> {
-  const transport = createDescriptorTransport();
-  const served = serveProgram(driver, transport);
-  transport.send({ type: 'hello', protocol: protocolVersion, engine: driver.engine });
-  try {
-    await served;
-  } catch (error) {
-    process.stderr.write(`ghost host: ${(error as Error).message}\n`);
-    process.exitCode = 70;
-  }
-  transport.close();
 }

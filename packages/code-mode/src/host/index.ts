@@ -40,10 +40,7 @@ export type {
   ProgramCompletion,
 } from './engine-driver.js';
 export { guestPrelude, wrapProgram } from './guest-prelude.js';
-export {
-  createDescriptorTransport,
-  type HostTransport,
-  runProcessHost,
-  serveProgram,
-} from './host-runtime.js';
+export { rehearseProgram } from './host-rehearsal.js';
+export { type HostTransport, serveProgram } from './host-runtime.js';
+export { createDescriptorTransport, runProcessHost } from './process-host.js';
 export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';

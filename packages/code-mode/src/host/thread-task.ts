@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { protocolVersion } from '../protocol.js';
 import type { EngineDriver } from './engine-driver.js';
+import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
 
 /** What the parent hands a worker thread for one program. */
@@ -44,7 +45,11 @@ function portTransport(port: MessagePort): HostTransport & { readonly framesSent
  * ```
  */
 export function createThreadTask(driver: EngineDriver): (task: ThreadTask) => Promise<ThreadTaskResult> {
+  // Once per worker, before its first task: see rehearseProgram.
+  const rehearsed = rehearseProgram(driver);
+  rehearsed.catch(() => {}); // each task awaits it, and fails with its error
   return async ({ port, stopFlag }) => {
+    await rehearsed;
     const flag = new Int32Array(stopFlag);
     const transport = portTransport(port);
     const served = serveProgram(driver, transport, () => Atomics.load(flag, 0) === 1);
