@@ -10,13 +10,15 @@ export class FrameError extends Error {
 
 /** Encodes one message as a frame: a 4-byte big-endian length, then UTF-8 JSON. */
 export function encodeFrame(message: object, limit = maxFrameBytes): Buffer {
-  const body = Buffer.from(JSON.stringify(message), 'utf8');
-  if (body.length > limit) {
-    throw new FrameError(`A frame of ${body.length} bytes is over the ${limit}-byte limit.`);
+  const json = JSON.stringify(message);
+  const bodyBytes = Buffer.byteLength(json, 'utf8');
+  if (bodyBytes > limit) {
+    throw new FrameError(`A frame of ${bodyBytes} bytes is over the ${limit}-byte limit.`);
   }
-  const frame = Buffer.allocUnsafe(headerBytes + body.length);
-  frame.writeUInt32BE(body.length, 0);
-  body.copy(frame, headerBytes);
+  // One buffer, written once: the header, then the JSON encoded in place.
+  const frame = Buffer.allocUnsafe(headerBytes + bodyBytes);
+  frame.writeUInt32BE(bodyBytes, 0);
+  frame.write(json, headerBytes, 'utf8');
   return frame;
 }
 
