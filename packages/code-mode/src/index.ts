@@ -44,6 +44,7 @@ export {
   CodeModeStateError,
 } from './errors.js';
 export { type HostEngineOptions, openHostSession } from './host-engine.js';
+export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
 export type { GuestToolCall, ToolCallResult } from './protocol.js';
 export { packageRuntimePaths } from './runtime-paths.js';
