@@ -9,7 +9,8 @@ export const programStartKey = '\u0000start';
  * or wrap the host function itself. Everything that crosses is a string or a number:
  *
  * - guest → host: `post('write', 0, text)`, `post('call', id, requestJson)`,
- *   `post('done', 0, completionJson)`;
+ *   `post('done', 0, completionJson)`, and `post('ended', 0, '')` once the program's own promise
+ *   settles (so the host can tell a program whose outcome could not be read from one that waits);
  * - host → guest: `deliver(id, ok, text)`, the function the bootstrap returns, settles call `id`
  *   with the result's JSON text or an error message.
  *
@@ -61,7 +62,9 @@ export function v8Bootstrap(prelude: string): string {
   }
 
   function start(program) {
+    function ended() { post('ended', 0, ''); }
     apply(then, settle(program), [function (completionJson) { post('done', 0, completionJson); }]);
+    apply(then, program, [ended, ended]);
   }
 
   Object.defineProperty(globalThis, ${JSON.stringify(programStartKey)}, {

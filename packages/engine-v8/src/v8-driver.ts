@@ -28,7 +28,16 @@ function describeInterrupt(reason: InterruptReason, limits: HostLimits): string 
 /** isolated-vm's smallest memory limit, in MiB. */
 const minimumMemoryLimitMiB = 8;
 
-/** How often the host looks at the isolate's CPU time, the clock and the stop flag. */
+/**
+ * isolated-vm's heap limit is a guideline (its documentation says a determined program can use
+ * two to three times it), and some allocations pass it unnoticed (a flattened 256 MiB string did
+ * under a 32 MiB limit), so the host also watches its own resident memory: a program
+ * may grow it by this many times `memoryBytes` (the heap's own overhead fits well inside), and the
+ * sandbox's OS limit, where it has one, backs this check in turn.
+ */
+const residentGrowthFactor = 2;
+
+/** How often the host looks at the isolate's CPU time, its memory, the clock and the stop flag. */
 const watchIntervalMs = 10;
 
 /**
@@ -70,6 +79,12 @@ class V8Guest implements PreparedGuest {
   readonly #limits: HostLimits;
   #deliver: ivm.Reference<Deliver> | undefined;
   #posted: PostedCall[] = [];
+  /** Tool calls passed on whose results have not come back. */
+  #callsInFlight = 0;
+  /** Calls into the isolate that have not returned. */
+  #stretchesRunning = 0;
+  /** The program's own promise has settled (its completion may still be on its way). */
+  #hasEnded = false;
   #program: HostProgram | undefined;
   #interrupted: InterruptReason | undefined;
   #finish: ((completion: ProgramCompletion) => void) | undefined;
@@ -148,35 +163,50 @@ class V8Guest implements PreparedGuest {
    * reach the parent in one frame. isolated-vm delivers a stretch's posts before its end.
    */
   async #enter(stretch: () => Promise<unknown>): Promise<void> {
+    this.#stretchesRunning += 1;
     try {
       await stretch();
     } catch (error) {
       // A live isolate only reports a rejection the program left unhandled, which, as in any
       // JavaScript runtime, does not end the program.
       if (this.#isolate.isDisposed || isMemoryLimit(error)) this.#fail(error);
+    } finally {
+      this.#stretchesRunning -= 1;
     }
     const posted = this.#posted;
     this.#posted = [];
     const program = this.#program;
     if (program === undefined || this.#finish === undefined) return;
     for (const { callId, requestJson } of posted) {
+      this.#callsInFlight += 1;
       program.callTool(requestJson).then(
         (json) => this.#deliverResult(callId, true, json),
         (error: unknown) => this.#deliverResult(callId, false, describeMessage(error)),
       );
     }
+    // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
+    if (this.#callsInFlight === 0 && this.#stretchesRunning === 0) this.#complete({ status: 'error', error: this.#describeStalled() });
+  }
+
+  #describeStalled(): string {
+    return this.#hasEnded
+      ? 'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.'
+      : 'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.';
   }
 
   #watchLimits(program: HostProgram): void {
     const isolate = this.#isolate;
     const limits = this.#limits;
     const cpuAtStart = isolate.cpuTime;
+    const residentAtStart = process.memoryUsage.rss();
+    const residentAllowance = residentGrowthFactor * limits.memoryBytes;
     const cpuLimitNs = BigInt(Math.round(limits.cpuSeconds * 1e9));
     const wallDeadline = Date.now() + limits.wallSeconds * 1000;
     const check = (): InterruptReason | undefined => {
       if (program.isStopRequested) return 'stop';
       if (isolate.isDisposed) return undefined;
       if (isolate.cpuTime - cpuAtStart > cpuLimitNs) return 'cpu';
+      if (process.memoryUsage.rss() - residentAtStart > residentAllowance) return 'memory';
       if (Date.now() > wallDeadline) return 'wall';
       return undefined;
     };
@@ -220,12 +250,15 @@ class V8Guest implements PreparedGuest {
       program.write(text);
     } else if (op === 'call' && typeof callId === 'number') {
       this.#posted.push({ callId, requestJson: text });
+    } else if (op === 'ended') {
+      this.#hasEnded = true;
     } else if (op === 'done') {
       this.#complete(parseCompletion(text));
     }
   }
 
   #deliverResult(callId: number, ok: boolean, text: string): void {
+    this.#callsInFlight -= 1;
     const deliver = this.#deliver;
     if (deliver === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
     void this.#enter(() => deliver.apply(undefined, [callId, ok, text]));
