@@ -185,7 +185,8 @@ class V8Guest implements PreparedGuest {
       );
     }
     // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
-    if (this.#callsInFlight === 0 && this.#stretchesRunning === 0) this.#complete({ status: 'error', error: this.#describeStalled() });
+    if (this.#callsInFlight === 0 && this.#stretchesRunning === 0)
+      this.#complete({ status: 'error', error: this.#describeStalled() });
   }
 
   #describeStalled(): string {
