@@ -18,7 +18,7 @@ const noop = defineTool({
 const engines = [quickjsEngine, v8Engine];
 
 /** Time for the spare host to be ready before a sample, so each figure is a prewarmed exec. */
-const prewarmMs = 700;
+const prewarmMs = 900;
 
 /** A plain loop over a small array: what QuickJS interprets and V8 compiles. */
 const cpuHeavy =

@@ -1,6 +1,6 @@
 import { codeMode, openCodeModeSession } from '@ghost/code-mode';
 import { describeEngineConformance } from '@ghost/code-mode/testing';
-import { defineAgent, defineTool, ToolError } from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, ToolError } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import ivm from 'isolated-vm';
 import { Type } from 'typebox';
@@ -187,6 +187,30 @@ describe('V8 failures cost one host process, never this one', () => {
       },
       { memoryBytes: 32 * 1024 * 1024 },
     );
+  });
+});
+
+describe('by name', () => {
+  it("is what the registry loads for 'v8', and an agent runs programs with codeMode({ engine: 'v8' })", async () => {
+    const runtime = createRuntime({ importModule: (specifier) => import(specifier) });
+    expect(await runtime.registry.engine('v8')).toBe(v8Engine);
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'exec', input: { source: '(await tools.echo({ text: "by name" })).text' } }] },
+      { text: 'done' },
+    ]);
+    const agent = defineAgent({
+      name: 'research',
+      model,
+      tools: [echo],
+      codeMode: codeMode({ engine: 'v8', sandbox: 'unrestricted' }),
+    });
+    const run = await agent.ask('go', { runtime });
+    expect(run.outcome).toBe('completed');
+    const reply = model.calls[1]?.messages.at(-1);
+    expect(reply?.role === 'tool' ? JSON.parse(reply.content) : undefined).toMatchObject({
+      status: 'completed',
+      value: 'by name',
+    });
   });
 });
 
