@@ -15,14 +15,14 @@ export class IsolatedVmUnavailableError extends GhostError {
 }
 
 /** Where an installed isolated-vm is, and what it says of itself. */
-export interface IsolatedVmInstall {
+interface IsolatedVmInstall {
   /** The package's directory. */
   readonly directory: string;
   readonly version: string;
 }
 
 /** Finds the isolated-vm that Node resolves from `directory`, as the host will load it. */
-export function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
+function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
   for (let current = directory; ; current = dirname(current)) {
     const candidate = join(current, 'node_modules', 'isolated-vm');
     const manifest = join(candidate, 'package.json');
