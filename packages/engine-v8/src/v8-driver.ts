@@ -1,10 +1,12 @@
-import type {
-  EngineDriver,
-  GuestSetup,
-  HostLimits,
-  HostProgram,
-  PreparedGuest,
-  ProgramCompletion,
+import {
+  type EngineDriver,
+  type GuestSetup,
+  guestPrelude,
+  type HostLimits,
+  type HostProgram,
+  type PreparedGuest,
+  type ProgramCompletion,
+  wrapProgram,
 } from '@ghost/code-mode/host';
 import ivm from 'isolated-vm';
 import { programScript, v8Bootstrap } from './v8-bootstrap.js';
@@ -55,12 +57,42 @@ function onCatastrophicError(message: string): void {
  * context, the shared prelude installed through {@link v8Bootstrap}, built before the program
  * arrives. The program runs off the host's main thread, so the host keeps watching its CPU time,
  * the wall clock and the stop flag, and disposes of the isolate at a limit.
+ *
+ * A host serves one program, and isolated-vm's first compile, run, callback and result in a
+ * process cost a few milliseconds more than later ones. So as soon as the host starts, the driver
+ * runs a one-call program in a throwaway isolate, and builds the real guest only after it.
  */
 export function createV8Driver(): EngineDriver {
+  const warmedUp = warmUp();
   return {
     engine: 'v8',
-    prepare: (setup) => V8Guest.create(setup),
+    prepare: async (setup) => {
+      await warmedUp;
+      return V8Guest.create(setup);
+    },
   };
+}
+
+/** A program that takes every path a real one takes: a tool call, output, a value. */
+const warmUpProgram: HostProgram = {
+  programId: 'warm-up',
+  source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
+  callTool: async () => '{"ok":true}',
+  write: () => {},
+  isStopRequested: false,
+};
+
+async function warmUp(): Promise<void> {
+  const guest = await V8Guest.create({
+    prelude: guestPrelude,
+    toolsJson: '[{"name":"warm","identifier":"warm","description":"","inputSchema":{}}]',
+    limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
+  });
+  try {
+    await guest.run(warmUpProgram);
+  } finally {
+    guest.dispose();
+  }
 }
 
 /** The bootstrap's `deliver`, inside the guest: settles a tool call. */
