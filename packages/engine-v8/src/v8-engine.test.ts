@@ -190,6 +190,15 @@ describe('V8 failures cost one host process, never this one', () => {
   });
 });
 
+describe('what the host may read', () => {
+  it('is this package, code mode, core and isolated-vm’s own directory, not its install-time dependencies', () => {
+    const paths = v8Engine.runtimePaths;
+    expect(paths.some((path) => /isolated-vm@[^/]+\/node_modules\/isolated-vm$/.test(path))).toBe(true);
+    expect(paths.some((path) => /prebuild-install|simple-get|tar-fs/.test(path))).toBe(false);
+    expect(paths.length).toBeLessThan(40);
+  });
+});
+
 describe('by name', () => {
   it("is what the registry loads for 'v8', and an agent runs programs with codeMode({ engine: 'v8' })", async () => {
     const runtime = createRuntime({ importModule: (specifier) => import(specifier) });

@@ -15,8 +15,11 @@ const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 const hostScript = fileURLToPath(new URL('../dist/host.js', import.meta.url));
 
 // Node's permission model lets the host read exactly these: its code, its dependencies' and
-// isolated-vm's (a peer dependency, with its native addon).
-const runtimePaths = Object.freeze(packageRuntimePaths(packageRoot));
+// isolated-vm's own directory, with its native addon (isolated-vm's dependencies only fetch or
+// build the addon at install time).
+const runtimePaths = Object.freeze(
+  packageRuntimePaths(packageRoot, { withoutDependencies: ['isolated-vm'] }),
+);
 
 /**
  * isolated-vm needs `--no-node-snapshot` on Node 20 and later, and Node's permission model
@@ -37,12 +40,14 @@ export interface V8EngineSettings {
  * @internal
  */
 export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packageRoot }): EngineV1 {
-  // isolated-vm is found and loaded once, on the first session, never at import.
+  // isolated-vm is checked on the first session, never at import, and again after a problem,
+  // so a fixed install is picked up without a restart.
   let checked: Promise<string | undefined> | undefined;
   const open = async (context: EngineOpenContext): Promise<CodeModeSession> => {
     checked ??= isolatedVmProblem(settings.resolveFrom);
     const problem = await checked;
     if (problem !== undefined) {
+      checked = undefined;
       throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
     }
     return openHostSession(context, { engine: 'v8', hostScript, runtimePaths, nodeOptions: hostNodeOptions });
