@@ -1,9 +1,11 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
-// Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js.
+// Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, and the
+// engines side by side from engines.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
+import { engineFigures } from './engines.js';
 import { measure, printTable } from './measure.js';
 import { sandboxFigures } from './sandbox.js';
 
@@ -33,8 +35,9 @@ const results = [
 ];
 const codeMode = await codeModeFigures();
 const sandbox = await sandboxFigures();
+const engines = await engineFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
-printTable([...results, ...codeMode.results, ...(sandbox.results ?? [])]);
+printTable([...results, ...codeMode.results, ...(sandbox.results ?? []), ...engines.results]);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
 );

@@ -44,9 +44,10 @@ export {
   CodeModeStateError,
 } from './errors.js';
 export { type HostEngineOptions, openHostSession } from './host-engine.js';
+export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
 export type { GuestToolCall, ToolCallResult } from './protocol.js';
-export { packageRuntimePaths } from './runtime-paths.js';
+export { type PackageRuntimePathsOptions, packageRuntimePaths } from './runtime-paths.js';
 export {
   createSandboxFactory,
   type SandboxChoice,

@@ -17,6 +17,15 @@ function findInstalled(name: string, directory: string): string | undefined {
   }
 }
 
+/** The options of {@link packageRuntimePaths}. */
+export interface PackageRuntimePathsOptions {
+  /**
+   * Packages whose own directory the host reads but whose dependencies it never loads, such as a
+   * native addon whose dependencies only build or download it at install time.
+   */
+  readonly withoutDependencies?: readonly string[];
+}
+
 /**
  * The paths a host needs to read to load a package and everything it depends on: each package's
  * real directory and, where a package manager links it (pnpm), the link's path too, because
@@ -28,7 +37,8 @@ function findInstalled(name: string, directory: string): string | undefined {
  * const runtimePaths = packageRuntimePaths(fileURLToPath(new URL('..', import.meta.url)));
  * ```
  */
-export function packageRuntimePaths(packageRoot: string): string[] {
+export function packageRuntimePaths(packageRoot: string, options: PackageRuntimePathsOptions = {}): string[] {
+  const leaves = new Set(options.withoutDependencies ?? []);
   const paths = new Set<string>();
   const visited = new Set<string>();
   const visit = (root: string) => {
@@ -37,7 +47,10 @@ export function packageRuntimePaths(packageRoot: string): string[] {
     paths.add(real);
     if (visited.has(real)) return;
     visited.add(real);
-    const manifest = JSON.parse(readFileSync(join(real, 'package.json'), 'utf8')) as PackageManifest;
+    const manifest = JSON.parse(readFileSync(join(real, 'package.json'), 'utf8')) as PackageManifest & {
+      readonly name?: string;
+    };
+    if (manifest.name !== undefined && leaves.has(manifest.name)) return;
     const names = new Set([
       ...Object.keys(manifest.dependencies ?? {}),
       // Optional peers (a test runner, say) are never part of what a host loads.

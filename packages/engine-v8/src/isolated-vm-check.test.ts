@@ -1,0 +1,84 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openCodeModeSession } from '@ghost/code-mode';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IsolatedVmUnavailableError, isolatedVmProblem, minimumIsolatedVm } from './isolated-vm-check.js';
+import { createV8Engine } from './v8-engine.js';
+
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+let directories: string[] = [];
+
+afterEach(async () => {
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+  directories = [];
+});
+
+/** A project directory whose node_modules/isolated-vm is what `files` say (nothing when omitted). */
+async function project(files?: Record<string, string>): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'ghost-ivm-check-'));
+  directories.push(root);
+  if (files) {
+    const installed = join(root, 'node_modules', 'isolated-vm');
+    await mkdir(join(installed, 'out'), { recursive: true });
+    for (const [name, text] of Object.entries(files)) await writeFile(join(installed, name), text);
+  }
+  return root;
+}
+
+const manifest = (version: string) =>
+  JSON.stringify({ name: 'isolated-vm', version, main: 'isolated-vm.js' });
+const entry = "module.exports = require('./out/isolated_vm').ivm;";
+
+describe('isolatedVmProblem', () => {
+  it('finds nothing wrong with the isolated-vm this workspace installs', async () => {
+    expect(await isolatedVmProblem(packageRoot)).toBeUndefined();
+  });
+
+  it('says to install the peer dependency when it is missing', async () => {
+    expect(await isolatedVmProblem(await project())).toMatch(
+      /needs the isolated-vm package, a peer dependency .*'pnpm add isolated-vm'.*6\.2\.0 or later on Node 22/,
+    );
+  });
+
+  it('says the addon was never built, and how to allow the build, when the .node file is missing', async () => {
+    const root = await project({ 'package.json': manifest('5.0.4'), 'isolated-vm.js': entry });
+    expect(await isolatedVmProblem(root, 'v20.20.2')).toMatch(
+      /isolated-vm 5\.0\.4 is installed at .*, but its native addon was never built .*onlyBuiltDependencies: \[isolated-vm\].*npm rebuild isolated-vm/,
+    );
+  });
+
+  it('refuses 5.x on Node 22 and later, naming the fixed versions and the advisory', async () => {
+    const root = await project({ 'package.json': manifest('5.0.4'), 'isolated-vm.js': entry });
+    expect(await isolatedVmProblem(root, 'v22.12.0')).toMatch(
+      /isolated-vm 5\.0\.4 .* is too old for Node\.js v22\.12\.0: install 6\.2\.0 or later .*GHSA-864f-rcv7-6rh4/,
+    );
+    expect(minimumIsolatedVm('v20.19.0')).toBe('5.0.4');
+    expect(minimumIsolatedVm('v22.0.0')).toBe('6.2.0');
+    expect(minimumIsolatedVm('v24.1.0')).toBe('7.0.1');
+  });
+
+  it('reports the loader’s own error when the addon fails to load (a build for another Node, say)', async () => {
+    const root = await project({
+      'package.json': manifest('5.0.4'),
+      'isolated-vm.js': entry,
+      'out/isolated_vm.node': 'not a shared object',
+    });
+    expect(await isolatedVmProblem(root, 'v20.20.2')).toMatch(
+      /isolated-vm 5\.0\.4 at .* fails to load in Node\.js v20\.20\.2: Error: .*isolated_vm\.node: .*Then reinstall/,
+    );
+  });
+});
+
+describe('the v8 engine without a working isolated-vm', () => {
+  it('refuses to open a session with an IsolatedVmUnavailableError that says what to do, starting nothing', async () => {
+    const engine = createV8Engine({ resolveFrom: await project() });
+    const opening = openCodeModeSession({ engine, sandbox: 'unrestricted' });
+    await expect(opening).rejects.toBeInstanceOf(IsolatedVmUnavailableError);
+    await expect(opening).rejects.toMatchObject({
+      code: 'ENGINE_V8_UNAVAILABLE',
+      message: expect.stringMatching(/'pnpm add isolated-vm'/),
+    });
+  });
+});

@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { GhostError, type GhostErrorOptions } from '@ghost/core';
+
+/**
+ * The V8 engine cannot run here: `isolated-vm` (its peer dependency) is not installed, its
+ * native addon was not built, it is too old for this Node.js, or it fails to load. The message
+ * says which, and what to do.
+ */
+export class IsolatedVmUnavailableError extends GhostError {
+  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
+    super(message, { code: 'ENGINE_V8_UNAVAILABLE', ...options });
+  }
+}
+
+/** Where an installed isolated-vm is, and what it says of itself. */
+interface IsolatedVmInstall {
+  /** The package's directory. */
+  readonly directory: string;
+  readonly version: string;
+}
+
+/** Finds the isolated-vm that Node resolves from `directory`, as the host will load it. */
+function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
+  for (let current = directory; ; current = dirname(current)) {
+    const candidate = join(current, 'node_modules', 'isolated-vm');
+    const manifest = join(candidate, 'package.json');
+    if (existsSync(manifest)) {
+      const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown };
+      return { directory: candidate, version: typeof version === 'string' ? version : '0.0.0' };
+    }
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+/** The oldest isolated-vm this Node.js can use (GHSA-864f-rcv7-6rh4 for Node 22 and later). */
+export function minimumIsolatedVm(nodeVersion: string): string {
+  const major = Number(/^v?(\d+)/.exec(nodeVersion)?.[1] ?? 0);
+  if (major >= 24) return '7.0.1';
+  if (major >= 22) return '6.2.0';
+  return '5.0.4';
+}
+
+function isOlder(version: string, minimum: string): boolean {
+  const parse = (text: string) =>
+    text
+      .split(/[.+-]/)
+      .slice(0, 3)
+      .map((part) => Number(part) || 0);
+  const [left, right] = [parse(version), parse(minimum)];
+  for (let index = 0; index < 3; index += 1) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference < 0;
+  }
+  return false;
+}
+
+const reinstall =
+  "With pnpm 10, allow its build first (pnpm-workspace.yaml: onlyBuiltDependencies: [isolated-vm]); node-gyp needs python3, make and a C++ compiler, and offline the Node headers (npm_config_nodedir=/usr where /usr/include/node exists). Then reinstall: 'pnpm install' or 'npm rebuild isolated-vm'.";
+
+/**
+ * What is wrong with the isolated-vm found from `directory` for this Node.js, or `undefined`
+ * when it loads. Loading is tried in a child `node --no-node-snapshot`, as the host loads it,
+ * so a broken addon never touches this process.
+ */
+export async function isolatedVmProblem(
+  directory: string,
+  nodeVersion: string = process.version,
+): Promise<string | undefined> {
+  const install = findIsolatedVm(directory);
+  if (install === undefined) {
+    return "The 'v8' engine needs the isolated-vm package, a peer dependency it does not install itself: run 'pnpm add isolated-vm' (5.0.4 or later on Node 20; 6.2.0 or later on Node 22; 7.0.1 or later on Node 24).";
+  }
+  const minimum = minimumIsolatedVm(nodeVersion);
+  if (isOlder(install.version, minimum)) {
+    return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${minimum.split('.')[0]}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
+  }
+  const addon = join(install.directory, 'out', 'isolated_vm.node');
+  if (!existsSync(addon)) {
+    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${addon} is missing). ${reinstall}`;
+  }
+  const failure = await tryLoading(install.directory);
+  if (failure !== undefined) {
+    return `isolated-vm ${install.version} at ${install.directory} fails to load in Node.js ${nodeVersion}: ${failure} ${reinstall}`;
+  }
+  return undefined;
+}
+
+function tryLoading(directory: string): Promise<string | undefined> {
+  const script = `require(${JSON.stringify(directory)}); process.stdout.write('loaded')`;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--no-node-snapshot', '-e', script],
+      { env: {}, timeout: 30_000, maxBuffer: 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (!error && stdout === 'loaded') return resolve(undefined);
+        const line =
+          /^\w*Error: .*$/m.exec(stderr)?.[0] ?? (error as Error | null)?.message ?? 'it did not load';
+        resolve(line.trim().replace(/\.?$/, '.'));
+      },
+    );
+  });
+}

@@ -1,0 +1,85 @@
+/** The global the program script reads its start function from; it is gone before the program runs. */
+export const programStartKey = '\u0000start';
+
+/**
+ * The guest side of the V8 bridge, evaluated in a fresh context before the program. It is a
+ * function of `(post, toolsJson)`: `post` is the one host function the guest can call (an
+ * `ivm.Callback` that ignores its result), and it stays in this function's scope, never on a
+ * global, so the program can call tools through the shared prelude but can never reach, replace
+ * or wrap the host function itself. Everything that crosses is a string or a number:
+ *
+ * - guest → host: `post('write', 0, text)`, `post('call', id, requestJson)`,
+ *   `post('done', 0, completionJson)`, and `post('ended', 0, '')` once the program's own promise
+ *   settles (so the host can tell a program whose outcome could not be read from one that waits);
+ * - host → guest: `deliver(id, ok, text)`, the function the bootstrap returns, settles call `id`
+ *   with the result's JSON text or an error message.
+ *
+ * The program is the script {@link programScript}: it takes its start function from a global
+ * getter that removes itself when read, before any of the program's code runs, and holds it
+ * only on the evaluation stack. So the program's promise is settled in the task that created it
+ * (isolated-vm reports a rejection still unhandled at a task's end), and no name reaches it.
+ *
+ * The builtins it relies on are captured before the program runs, so a program that replaces
+ * `Promise.prototype.then` or pollutes `Object.prototype` changes nothing the host relies on.
+ * It also removes `WebAssembly` (wasm memory is not counted by the isolate's memory limit) and
+ * `SharedArrayBuffer` (a guest needs no shared memory and could block its thread on it).
+ */
+export function v8Bootstrap(prelude: string): string {
+  return `(function (post, toolsJson) {
+  'use strict';
+  var apply = Reflect.apply;
+  var then = Promise.prototype.then;
+  var PromiseConstructor = Promise;
+  var ErrorConstructor = Error;
+  var toText = String;
+  var pending = Object.create(null);
+  var nextCallId = 1;
+  delete globalThis.WebAssembly;
+  delete globalThis.SharedArrayBuffer;
+
+  function bridge(op, payload) {
+    var text = toText(payload);
+    if (op === 'write') {
+      post('write', 0, text);
+      return undefined;
+    }
+    var callId = nextCallId;
+    nextCallId += 1;
+    return new PromiseConstructor(function (resolve, reject) {
+      pending[callId] = { resolve: resolve, reject: reject };
+      post('call', callId, text);
+    });
+  }
+
+  var settle = (${prelude})(bridge, toolsJson);
+
+  function deliver(callId, ok, text) {
+    var call = pending[callId];
+    if (call === undefined) return;
+    delete pending[callId];
+    if (ok) call.resolve(text);
+    else call.reject(new ErrorConstructor(text));
+  }
+
+  function start(program) {
+    function ended() { post('ended', 0, ''); }
+    apply(then, settle(program), [function (completionJson) { post('done', 0, completionJson); }]);
+    apply(then, program, [ended, ended]);
+  }
+
+  Object.defineProperty(globalThis, ${JSON.stringify(programStartKey)}, {
+    configurable: true,
+    enumerable: false,
+    get: function () {
+      delete globalThis[${JSON.stringify(programStartKey)}];
+      return start;
+    },
+  });
+  return deliver;
+})`;
+}
+
+/** The script that runs `source` (a wrapped program) and hands its promise to the bootstrap. */
+export function programScript(source: string): string {
+  return `globalThis[${JSON.stringify(programStartKey)}](${source})`;
+}

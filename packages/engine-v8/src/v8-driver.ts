@@ -1,0 +1,338 @@
+import {
+  type EngineDriver,
+  type GuestSetup,
+  guestPrelude,
+  type HostLimits,
+  type HostProgram,
+  type PreparedGuest,
+  type ProgramCompletion,
+  wrapProgram,
+} from '@ghost/code-mode/host';
+import ivm from 'isolated-vm';
+import { programScript, v8Bootstrap } from './v8-bootstrap.js';
+
+/** Why the host ended a program before it finished. */
+type InterruptReason = 'stop' | 'memory' | 'cpu' | 'wall';
+
+function describeInterrupt(reason: InterruptReason, limits: HostLimits): string {
+  switch (reason) {
+    case 'stop':
+      return 'The program was stopped.';
+    case 'memory':
+      return `The program used more than its memory limit of ${limits.memoryBytes} bytes and was stopped.`;
+    case 'cpu':
+      return `The program used more than its CPU limit of ${limits.cpuSeconds} s and was stopped.`;
+    case 'wall':
+      return `The program ran longer than its time limit of ${limits.wallSeconds} s and was stopped.`;
+  }
+}
+
+/** isolated-vm's smallest memory limit, in MiB. */
+const minimumMemoryLimitMiB = 8;
+
+/**
+ * isolated-vm's heap limit is a guideline (its documentation says a determined program can use
+ * two to three times it), and some allocations pass it unnoticed (a flattened 256 MiB string did
+ * under a 32 MiB limit), so the host also watches its own resident memory: a program
+ * may grow it by this many times `memoryBytes` (the heap's own overhead fits well inside), and the
+ * sandbox's OS limit, where it has one, backs this check in turn.
+ */
+const residentGrowthFactor = 2;
+
+/** How often the host looks at the isolate's CPU time, its memory, the clock and the stop flag. */
+const watchIntervalMs = 10;
+
+/**
+ * V8 lost control of the isolate (an allocation it could not refuse): nothing in this process
+ * can be trusted any more. isolated-vm's advice is to abort; the host serves one program, so the
+ * parent sees one host die, reports the program as failed, and starts a fresh host for the next.
+ */
+function onCatastrophicError(message: string): void {
+  process.stderr.write(`ghost v8 host: catastrophic V8 error: ${message}\n`);
+  process.abort();
+}
+
+/**
+ * The V8 driver: each guest is a fresh isolate (its own heap, capped at `memoryBytes`) with one
+ * context, the shared prelude installed through {@link v8Bootstrap}, built before the program
+ * arrives. The program runs off the host's main thread, so the host keeps watching its CPU time,
+ * the wall clock and the stop flag, and disposes of the isolate at a limit.
+ *
+ * A host serves one program, and isolated-vm's first compile, run, callback and result in a
+ * process cost a few milliseconds more than later ones. So as soon as the host starts, the driver
+ * runs a one-call program in a throwaway isolate, and builds the real guest only after it.
+ */
+export function createV8Driver(): EngineDriver {
+  const warmedUp = warmUp();
+  return {
+    engine: 'v8',
+    prepare: async (setup) => {
+      await warmedUp;
+      return V8Guest.create(setup);
+    },
+  };
+}
+
+/** A program that takes every path a real one takes: a tool call, output, a value. */
+const warmUpProgram: HostProgram = {
+  programId: 'warm-up',
+  source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
+  callTool: async () => '{"ok":true}',
+  write: () => {},
+  isStopRequested: false,
+};
+
+async function warmUp(): Promise<void> {
+  const guest = await V8Guest.create({
+    prelude: guestPrelude,
+    toolsJson: '[{"name":"warm","identifier":"warm","description":"","inputSchema":{}}]',
+    limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
+  });
+  try {
+    await guest.run(warmUpProgram);
+  } finally {
+    guest.dispose();
+  }
+}
+
+/** The bootstrap's `deliver`, inside the guest: settles a tool call. */
+type Deliver = (callId: number, ok: boolean, text: string) => void;
+
+/** A tool call the guest posted, held until the stretch of guest code that made it ends. */
+interface PostedCall {
+  readonly callId: number;
+  readonly requestJson: string;
+}
+
+/** One guest: an isolate and context with the prelude installed, for one program. */
+class V8Guest implements PreparedGuest {
+  readonly #isolate: ivm.Isolate;
+  readonly #context: ivm.Context;
+  readonly #limits: HostLimits;
+  #deliver: ivm.Reference<Deliver> | undefined;
+  #posted: PostedCall[] = [];
+  /** Tool calls passed on whose results have not come back. */
+  #callsInFlight = 0;
+  /** Calls into the isolate that have not returned. */
+  #stretchesRunning = 0;
+  /** The program's own promise has settled (its completion may still be on its way). */
+  #hasEnded = false;
+  #program: HostProgram | undefined;
+  #interrupted: InterruptReason | undefined;
+  #finish: ((completion: ProgramCompletion) => void) | undefined;
+  #watch: ReturnType<typeof setInterval> | undefined;
+  #isDisposed = false;
+
+  static async create(setup: GuestSetup): Promise<V8Guest> {
+    const memoryLimit = Math.max(minimumMemoryLimitMiB, Math.ceil(setup.limits.memoryBytes / 1024 / 1024));
+    const isolate = new ivm.Isolate({ memoryLimit, onCatastrophicError });
+    try {
+      const context = await isolate.createContext();
+      const guest = new V8Guest(isolate, context, setup.limits);
+      await guest.#install(setup);
+      return guest;
+    } catch (error) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw error;
+    }
+  }
+
+  private constructor(isolate: ivm.Isolate, context: ivm.Context, limits: HostLimits) {
+    this.#isolate = isolate;
+    this.#context = context;
+    this.#limits = limits;
+  }
+
+  async #install({ prelude, toolsJson }: GuestSetup): Promise<void> {
+    const post = new ivm.Callback(
+      (op: unknown, callId: unknown, text: unknown) => this.#onPost(op, callId, text),
+      {
+        ignored: true,
+      },
+    );
+    const bootstrap = await this.#context.eval(v8Bootstrap(prelude), {
+      filename: 'bootstrap.js',
+      reference: true,
+    });
+    this.#deliver = (await bootstrap.apply(undefined, [post, toolsJson], {
+      result: { reference: true },
+    })) as ivm.Reference<Deliver>;
+    bootstrap.release();
+  }
+
+  run(program: HostProgram): Promise<ProgramCompletion> {
+    this.#program = program;
+    const finished = new Promise<ProgramCompletion>((resolve) => {
+      this.#finish = resolve;
+    });
+    this.#watchLimits(program);
+    void this.#start(program).catch((error: unknown) => this.#fail(error));
+    return finished.then((completion) => {
+      this.#stopWatching();
+      const reason = this.#interrupted;
+      return reason === undefined
+        ? completion
+        : { status: 'error', error: describeInterrupt(reason, this.#limits) };
+    });
+  }
+
+  async #start(program: HostProgram): Promise<void> {
+    let script: ivm.Script;
+    try {
+      script = await this.#isolate.compileScript(programScript(program.source), { filename: 'program.js' });
+    } catch (error) {
+      // The parent parses every program first; this is V8 disagreeing with that parser.
+      this.#complete({ status: 'error', error: describeError(error) });
+      return;
+    }
+    await this.#enter(() => script.run(this.#context));
+    script.release();
+  }
+
+  /**
+   * Runs one stretch of guest code (the program's start, or a tool result and what it wakes),
+   * then passes on the tool calls it made, together, so calls made in one synchronous stretch
+   * reach the parent in one frame. isolated-vm delivers a stretch's posts before its end.
+   */
+  async #enter(stretch: () => Promise<unknown>): Promise<void> {
+    this.#stretchesRunning += 1;
+    try {
+      await stretch();
+    } catch (error) {
+      // A live isolate only reports a rejection the program left unhandled, which, as in any
+      // JavaScript runtime, does not end the program.
+      if (this.#isolate.isDisposed || isMemoryLimit(error)) this.#fail(error);
+    } finally {
+      this.#stretchesRunning -= 1;
+    }
+    const posted = this.#posted;
+    this.#posted = [];
+    const program = this.#program;
+    if (program === undefined || this.#finish === undefined) return;
+    for (const { callId, requestJson } of posted) {
+      this.#callsInFlight += 1;
+      program.callTool(requestJson).then(
+        (json) => this.#deliverResult(callId, true, json),
+        (error: unknown) => this.#deliverResult(callId, false, describeMessage(error)),
+      );
+    }
+    // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
+    if (this.#callsInFlight === 0 && this.#stretchesRunning === 0)
+      this.#complete({ status: 'error', error: this.#describeStalled() });
+  }
+
+  #describeStalled(): string {
+    return this.#hasEnded
+      ? 'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.'
+      : 'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.';
+  }
+
+  #watchLimits(program: HostProgram): void {
+    const isolate = this.#isolate;
+    const limits = this.#limits;
+    const cpuAtStart = isolate.cpuTime;
+    const residentAtStart = process.memoryUsage.rss();
+    const residentAllowance = residentGrowthFactor * limits.memoryBytes;
+    const cpuLimitNs = BigInt(Math.round(limits.cpuSeconds * 1e9));
+    const wallDeadline = Date.now() + limits.wallSeconds * 1000;
+    const check = (): InterruptReason | undefined => {
+      if (program.isStopRequested) return 'stop';
+      if (isolate.isDisposed) return undefined;
+      if (isolate.cpuTime - cpuAtStart > cpuLimitNs) return 'cpu';
+      if (process.memoryUsage.rss() - residentAtStart > residentAllowance) return 'memory';
+      if (Date.now() > wallDeadline) return 'wall';
+      return undefined;
+    };
+    this.#watch = setInterval(() => {
+      const reason = check();
+      if (reason !== undefined) this.#interrupt(reason);
+    }, watchIntervalMs);
+  }
+
+  #stopWatching(): void {
+    if (this.#watch !== undefined) clearInterval(this.#watch);
+    this.#watch = undefined;
+  }
+
+  /** Ends the program at a limit: disposing of the isolate terminates whatever it is running. */
+  #interrupt(reason: InterruptReason): void {
+    this.#interrupted ??= reason;
+    if (!this.#isolate.isDisposed) this.#isolate.dispose();
+    this.#complete({ status: 'error', error: 'interrupted' });
+  }
+
+  /** A call into the isolate failed: the isolate is gone (a limit), or V8 refused the program. */
+  #fail(error: unknown): void {
+    if (this.#interrupted === undefined && isMemoryLimit(error)) {
+      this.#interrupted = 'memory';
+    }
+    this.#complete({ status: 'error', error: describeError(error) });
+  }
+
+  #complete(completion: ProgramCompletion): void {
+    const finish = this.#finish;
+    this.#finish = undefined;
+    finish?.(completion);
+  }
+
+  /** What the guest posts; the guest is untrusted, so nothing is assumed about the values. */
+  #onPost(op: unknown, callId: unknown, text: unknown): void {
+    const program = this.#program;
+    if (program === undefined || this.#finish === undefined || typeof text !== 'string') return;
+    if (op === 'write') {
+      program.write(text);
+    } else if (op === 'call' && typeof callId === 'number') {
+      this.#posted.push({ callId, requestJson: text });
+    } else if (op === 'ended') {
+      this.#hasEnded = true;
+    } else if (op === 'done') {
+      this.#complete(parseCompletion(text));
+    }
+  }
+
+  #deliverResult(callId: number, ok: boolean, text: string): void {
+    this.#callsInFlight -= 1;
+    const deliver = this.#deliver;
+    if (deliver === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
+    void this.#enter(() => deliver.apply(undefined, [callId, ok, text]));
+  }
+
+  dispose(): void {
+    if (this.#isDisposed) return;
+    this.#isDisposed = true;
+    this.#stopWatching();
+    this.#complete({ status: 'error', error: 'The program was disposed of before it finished.' });
+    if (!this.#isolate.isDisposed) this.#isolate.dispose();
+  }
+}
+
+function isMemoryLimit(error: unknown): boolean {
+  return error instanceof Error && /memory limit/.test(error.message);
+}
+
+function describeMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return `Uncaught ${String(error)}`;
+}
+
+/** The prelude's completion JSON, checked: the guest wrote it, so it may be anything. */
+function parseCompletion(json: string): ProgramCompletion {
+  try {
+    const parsed = JSON.parse(json) as { status?: unknown; value?: unknown; error?: unknown };
+    if (parsed.status === 'completed') {
+      return 'value' in parsed
+        ? { status: 'completed', value: parsed.value as ProgramCompletion['value'] & {} }
+        : { status: 'completed' };
+    }
+    if (parsed.status === 'error' && typeof parsed.error === 'string') {
+      return { status: 'error', error: parsed.error };
+    }
+  } catch {
+    // Reported below.
+  }
+  return { status: 'error', error: 'The program ended with a completion the host could not read.' };
+}

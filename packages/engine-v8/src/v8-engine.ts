@@ -1,0 +1,69 @@
+import { fileURLToPath } from 'node:url';
+import {
+  type CodeModeSession,
+  defineEngine,
+  type EngineOpenContext,
+  type EngineV1,
+  javascriptInstructions,
+  openHostSession,
+  packageRuntimePaths,
+} from '@ghost/code-mode';
+import { IsolatedVmUnavailableError, isolatedVmProblem } from './isolated-vm-check.js';
+
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+// The host always runs from the build (a plain `node` cannot run TypeScript sources).
+const hostScript = fileURLToPath(new URL('../dist/host.js', import.meta.url));
+
+// Node's permission model lets the host read exactly these: its code, its dependencies' and
+// isolated-vm's own directory, with its native addon (isolated-vm's dependencies only fetch or
+// build the addon at install time).
+const runtimePaths = Object.freeze(
+  packageRuntimePaths(packageRoot, { withoutDependencies: ['isolated-vm'] }),
+);
+
+/**
+ * isolated-vm needs `--no-node-snapshot` on Node 20 and later, and Node's permission model
+ * refuses native addons without `--allow-addons`.
+ */
+const hostNodeOptions = Object.freeze(['--no-node-snapshot', '--allow-addons']);
+
+/** Where the engine looks for isolated-vm; tests point it elsewhere. */
+export interface V8EngineSettings {
+  /** The directory isolated-vm is resolved from. Default: this package's. */
+  readonly resolveFrom: string;
+}
+
+/**
+ * Makes a V8 engine. The default export, {@link v8Engine}, is the one to use; this exists so
+ * tests can check how the engine refuses a broken isolated-vm.
+ *
+ * @internal
+ */
+export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packageRoot }): EngineV1 {
+  // isolated-vm is checked on the first session, never at import, and again after a problem,
+  // so a fixed install is picked up without a restart.
+  let checked: Promise<string | undefined> | undefined;
+  const open = async (context: EngineOpenContext): Promise<CodeModeSession> => {
+    checked ??= isolatedVmProblem(settings.resolveFrom);
+    const problem = await checked;
+    if (problem !== undefined) {
+      checked = undefined;
+      throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
+    }
+    return openHostSession(context, { engine: 'v8', hostScript, runtimePaths, nodeOptions: hostNodeOptions });
+  };
+  return defineEngine({
+    name: 'v8',
+    language: 'javascript',
+    runtimePaths,
+    placements: ['process'],
+    instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh V8 isolate' }),
+    open,
+  });
+}
+
+/**
+ * The V8 engine: each program runs in a fresh V8 isolate (isolated-vm) inside a fresh host
+ * process started through the sandbox, with one host started ahead. Process placement only.
+ */
+export const v8Engine: EngineV1 = createV8Engine();
