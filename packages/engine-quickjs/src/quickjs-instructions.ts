@@ -1,37 +1,10 @@
-import type { EngineInstructionsContext } from '@ghost/code-mode';
-
-function describeContainment({ sandbox, limits }: EngineInstructionsContext): string {
-  const { capabilities } = sandbox;
-  const enforced: string[] = [];
-  if (capabilities.filesystemIsolation) enforced.push('no filesystem outside a private temporary directory');
-  if (capabilities.networkIsolation) enforced.push('no network');
-  if (capabilities.subprocessDenial) enforced.push('no subprocesses');
-  const os =
-    enforced.length > 0
-      ? `The program runs in the '${sandbox.name}' sandbox: ${enforced.join(', ')}.`
-      : `The program runs with no operating-system sandbox ('${sandbox.name}').`;
-  const seconds = limits.cpuSeconds;
-  return `${os} It may use about ${Math.round(limits.memoryBytes / 1024 / 1024)} MiB of memory and ${seconds} s of CPU, and make ${limits.toolCalls} tool calls, at most ${limits.concurrency} at a time (more wait their turn).`;
-}
+import { type EngineInstructionsContext, javascriptInstructions } from '@ghost/code-mode';
 
 /**
- * The QuickJS engine's instructions for the model: how to write a program, what it can use,
- * what is enforced (only what the sandbox really enforces), and the tool declarations.
+ * The QuickJS engine's instructions for the model: code mode's shared JavaScript instructions
+ * (how to write a program, what it can use, only what the sandbox really enforces, and the tool
+ * declarations), naming QuickJS as the interpreter.
  */
 export function quickjsInstructions(context: EngineInstructionsContext): string {
-  return `# Code mode
-
-Solve tasks that need tools by writing one JavaScript program and running it with the exec tool. The program runs in a fresh QuickJS interpreter: nothing survives from one exec to the next, and there is no Node.js, require, fetch, filesystem, timers or process. ${describeContainment(context)}
-
-In the program:
-- Call tools as \`await tools.name(args)\`; each returns a Promise of its JSON result, so use \`Promise.all\` (or \`tools.parallel(() => ..., () => ...)\`) for independent calls. \`tools.call('name', args)\` takes the name as a string. \`ALL_TOOLS\` lists every tool with its schema.
-- A failing tool call rejects: catch it with try/catch, or let it fail the program.
-- \`text(value)\` and \`console.log(...)\` add output for you to read; the value of the program's last expression (or what you pass to \`exit(value)\`) is returned as \`value\`.
-- Top-level \`await\` works. Values are plain JSON: return data, not functions or class instances.
-
-exec returns { status, output, value?, error? }. still_working means the program is still running after the observation window: call wait to keep watching, or stop to end it. completed, error and terminated are final; never call wait or stop after them.
-
-\`\`\`ts
-${context.catalog.declarations}
-\`\`\``;
+  return javascriptInstructions(context, { interpreter: 'a fresh QuickJS interpreter' });
 }

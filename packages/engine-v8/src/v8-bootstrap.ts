@@ -8,11 +8,12 @@ export const programStartKey = '\u0000start';
  * global, so the program can call tools through the shared prelude but can never reach, replace
  * or wrap the host function itself. Everything that crosses is a string or a number:
  *
- * - guest → host: `post('write', 0, text)`, `post('call', id, requestJson)`,
- *   `post('done', 0, completionJson)`, and `post('ended', 0, '')` once the program's own promise
- *   settles (so the host can tell a program whose outcome could not be read from one that waits);
- * - host → guest: `deliver(id, ok, text)`, the function the bootstrap returns, settles call `id`
- *   with the result's JSON text or an error message.
+ * - guest → host: `post('write', 0, text)`, `post('done', 0, completionJson)`, and
+ *   `post('ended', 0, '')` once the program's own promise settles (so the host can tell a program
+ *   whose outcome could not be read from one that waits);
+ * - host → guest: the function the bootstrap returns, `exchange(op, text)`: `exchange('take')`
+ *   returns the JSON text of the tool calls the prelude queued (or `undefined`), and
+ *   `exchange('deliver', resultsJson)` settles the calls the results answer.
  *
  * The program is the script {@link programScript}: it takes its start function from a global
  * getter that removes itself when read, before any of the program's code runs, and holds it
@@ -29,36 +30,19 @@ export function v8Bootstrap(prelude: string): string {
   'use strict';
   var apply = Reflect.apply;
   var then = Promise.prototype.then;
-  var PromiseConstructor = Promise;
-  var ErrorConstructor = Error;
   var toText = String;
-  var pending = Object.create(null);
-  var nextCallId = 1;
   delete globalThis.WebAssembly;
   delete globalThis.SharedArrayBuffer;
 
-  function bridge(op, payload) {
-    var text = toText(payload);
-    if (op === 'write') {
-      post('write', 0, text);
-      return undefined;
-    }
-    var callId = nextCallId;
-    nextCallId += 1;
-    return new PromiseConstructor(function (resolve, reject) {
-      pending[callId] = { resolve: resolve, reject: reject };
-      post('call', callId, text);
-    });
-  }
+  var control = (${prelude})(function (text) { post('write', 0, toText(text)); }, toolsJson);
+  var settle = control.settle;
+  var takeCalls = control.takeCalls;
+  var deliverResults = control.deliverResults;
 
-  var settle = (${prelude})(bridge, toolsJson);
-
-  function deliver(callId, ok, text) {
-    var call = pending[callId];
-    if (call === undefined) return;
-    delete pending[callId];
-    if (ok) call.resolve(text);
-    else call.reject(new ErrorConstructor(text));
+  function exchange(op, text) {
+    if (op === 'take') return takeCalls();
+    if (op === 'deliver') deliverResults(toText(text));
+    return undefined;
   }
 
   function start(program) {
@@ -75,7 +59,7 @@ export function v8Bootstrap(prelude: string): string {
       return start;
     },
   });
-  return deliver;
+  return exchange;
 })`;
 }
 

@@ -1,12 +1,10 @@
-import {
-  type EngineDriver,
-  type GuestSetup,
-  guestPrelude,
-  type HostLimits,
-  type HostProgram,
-  type PreparedGuest,
-  type ProgramCompletion,
-  wrapProgram,
+import type {
+  EngineDriver,
+  GuestSetup,
+  HostLimits,
+  HostProgram,
+  PreparedGuest,
+  ProgramCompletion,
 } from '@ghost/code-mode/host';
 import ivm from 'isolated-vm';
 import { programScript, v8Bootstrap } from './v8-bootstrap.js';
@@ -59,58 +57,26 @@ function onCatastrophicError(message: string): void {
  * the wall clock and the stop flag, and disposes of the isolate at a limit.
  *
  * A host serves one program, and isolated-vm's first compile, run, callback and result in a
- * process cost a few milliseconds more than later ones. So as soon as the host starts, the driver
- * runs a one-call program in a throwaway isolate, and builds the real guest only after it.
+ * process cost a few milliseconds more than later ones; the host's rehearsal (`rehearseProgram`
+ * in `@ghost/code-mode/host`) runs one small program in a throwaway isolate first, so the real
+ * program does not pay for them.
  */
 export function createV8Driver(): EngineDriver {
-  const warmedUp = warmUp();
   return {
     engine: 'v8',
-    prepare: async (setup) => {
-      await warmedUp;
-      return V8Guest.create(setup);
-    },
+    prepare: (setup) => V8Guest.create(setup),
   };
 }
 
-/** A program that takes every path a real one takes: a tool call, output, a value. */
-const warmUpProgram: HostProgram = {
-  programId: 'warm-up',
-  source: wrapProgram('console.log(await tools.warm({ n: 1 }));\nreturn [1, { ok: true }];'),
-  callTool: async () => '{"ok":true}',
-  write: () => {},
-  isStopRequested: false,
-};
-
-async function warmUp(): Promise<void> {
-  const guest = await V8Guest.create({
-    prelude: guestPrelude,
-    toolsJson: '[{"name":"warm","identifier":"warm","description":"","inputSchema":{}}]',
-    limits: { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 },
-  });
-  try {
-    await guest.run(warmUpProgram);
-  } finally {
-    guest.dispose();
-  }
-}
-
-/** The bootstrap's `deliver`, inside the guest: settles a tool call. */
-type Deliver = (callId: number, ok: boolean, text: string) => void;
-
-/** A tool call the guest posted, held until the stretch of guest code that made it ends. */
-interface PostedCall {
-  readonly callId: number;
-  readonly requestJson: string;
-}
+/** The bootstrap's `exchange`, inside the guest: takes queued tool calls, delivers results. */
+type Exchange = (op: 'take' | 'deliver', text?: string) => string | undefined;
 
 /** One guest: an isolate and context with the prelude installed, for one program. */
 class V8Guest implements PreparedGuest {
   readonly #isolate: ivm.Isolate;
   readonly #context: ivm.Context;
   readonly #limits: HostLimits;
-  #deliver: ivm.Reference<Deliver> | undefined;
-  #posted: PostedCall[] = [];
+  #exchange: ivm.Reference<Exchange> | undefined;
   /** Tool calls passed on whose results have not come back. */
   #callsInFlight = 0;
   /** Calls into the isolate that have not returned. */
@@ -154,9 +120,9 @@ class V8Guest implements PreparedGuest {
       filename: 'bootstrap.js',
       reference: true,
     });
-    this.#deliver = (await bootstrap.apply(undefined, [post, toolsJson], {
+    this.#exchange = (await bootstrap.apply(undefined, [post, toolsJson], {
       result: { reference: true },
-    })) as ivm.Reference<Deliver>;
+    })) as ivm.Reference<Exchange>;
     bootstrap.release();
   }
 
@@ -191,8 +157,8 @@ class V8Guest implements PreparedGuest {
 
   /**
    * Runs one stretch of guest code (the program's start, or a tool result and what it wakes),
-   * then passes on the tool calls it made, together, so calls made in one synchronous stretch
-   * reach the parent in one frame. isolated-vm delivers a stretch's posts before its end.
+   * then takes the tool calls it queued and passes them on together, so the calls of one stretch
+   * reach the parent in one frame.
    */
   async #enter(stretch: () => Promise<unknown>): Promise<void> {
     this.#stretchesRunning += 1;
@@ -205,20 +171,33 @@ class V8Guest implements PreparedGuest {
     } finally {
       this.#stretchesRunning -= 1;
     }
-    const posted = this.#posted;
-    this.#posted = [];
-    const program = this.#program;
-    if (program === undefined || this.#finish === undefined) return;
-    for (const { callId, requestJson } of posted) {
-      this.#callsInFlight += 1;
-      program.callTool(requestJson).then(
-        (json) => this.#deliverResult(callId, true, json),
-        (error: unknown) => this.#deliverResult(callId, false, describeMessage(error)),
-      );
-    }
+    await this.#sendQueuedCalls();
     // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
     if (this.#callsInFlight === 0 && this.#stretchesRunning === 0)
       this.#complete({ status: 'error', error: this.#describeStalled() });
+  }
+
+  async #sendQueuedCalls(): Promise<void> {
+    const exchange = this.#exchange;
+    if (exchange === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
+    let calls: unknown;
+    try {
+      calls = await exchange.apply(undefined, ['take'], { result: { copy: true } });
+    } catch (error) {
+      if (this.#isolate.isDisposed || isMemoryLimit(error)) this.#fail(error);
+      return;
+    }
+    const program = this.#program;
+    if (typeof calls !== 'string' || program === undefined || this.#finish === undefined) return;
+    this.#callsInFlight += countCalls(calls);
+    program.sendCalls(calls);
+  }
+
+  deliverResults(resultsJson: string): void {
+    const exchange = this.#exchange;
+    if (exchange === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
+    this.#callsInFlight -= countCalls(resultsJson);
+    void this.#enter(() => exchange.apply(undefined, ['deliver', resultsJson]));
   }
 
   #describeStalled(): string {
@@ -281,20 +260,11 @@ class V8Guest implements PreparedGuest {
     if (program === undefined || this.#finish === undefined || typeof text !== 'string') return;
     if (op === 'write') {
       program.write(text);
-    } else if (op === 'call' && typeof callId === 'number') {
-      this.#posted.push({ callId, requestJson: text });
     } else if (op === 'ended') {
       this.#hasEnded = true;
     } else if (op === 'done') {
       this.#complete(parseCompletion(text));
     }
-  }
-
-  #deliverResult(callId: number, ok: boolean, text: string): void {
-    this.#callsInFlight -= 1;
-    const deliver = this.#deliver;
-    if (deliver === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
-    void this.#enter(() => deliver.apply(undefined, [callId, ok, text]));
   }
 
   dispose(): void {
@@ -310,8 +280,14 @@ function isMemoryLimit(error: unknown): boolean {
   return error instanceof Error && /memory limit/.test(error.message);
 }
 
-function describeMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** How many entries a JSON array of calls or results holds; anything else counts none. */
+function countCalls(json: string): number {
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return Array.isArray(parsed) ? parsed.length : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function describeError(error: unknown): string {

@@ -14,6 +14,14 @@
 export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
   'use strict';
   var PromiseConstructor = Promise;
+  // Captured before the program runs: a program that replaces a builtin breaks only its own use of it.
+  var reflectApply = Reflect.apply;
+  var arrayPush = Array.prototype.push;
+  var arrayJoin = Array.prototype.join;
+  var mapGet = Map.prototype.get;
+  var mapSet = Map.prototype.set;
+  var mapDelete = Map.prototype.delete;
+  var toText = String;
   var parse = JSON.parse;
   var stringify = JSON.stringify;
   var freeze = Object.freeze;
@@ -73,7 +81,7 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
       if (match) where = ' (line ' + match[1] + (match[2] ? ', column ' + match[2] : '') + ')';
       return name + ': ' + error.message + where;
     }
-    try { return 'Uncaught ' + String(error); } catch (ignored) { return 'Uncaught exception'; }
+    try { return 'Uncaught ' + toText(error); } catch (ignored) { return 'Uncaught exception'; }
   }
 
   function formatValue(value) {
@@ -81,9 +89,9 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
     if (value instanceof Error) return describeError(value);
     if (typeof value === 'undefined') return 'undefined';
     if (typeof value === 'function') return '[Function ' + (value.name || 'anonymous') + ']';
-    if (typeof value === 'bigint') return String(value) + 'n';
-    if (typeof value === 'symbol') return String(value);
-    try { var json = checkJson(value, 'It'); return typeof json === 'string' ? json : String(value); } catch (ignored) { return String(value); }
+    if (typeof value === 'bigint') return toText(value) + 'n';
+    if (typeof value === 'symbol') return toText(value);
+    try { var json = checkJson(value, 'It'); return typeof json === 'string' ? json : toText(value); } catch (ignored) { return toText(value); }
   }
 
   // Once the program has finished (exit, finish), nothing it does afterwards is seen.
@@ -91,25 +99,25 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
 
   function callTool(name, args) {
     if (finished) return Promise.reject(new Error('The program has finished; it makes no more tool calls.'));
-    var entry = byName.get(String(name));
-    if (!entry) return Promise.reject(new Error("Unknown tool '" + String(name) + "'. Available tools: " + (identifiers.join(', ') || 'none') + '.'));
+    var entry = reflectApply(mapGet, byName, [toText(name)]);
+    if (!entry) return Promise.reject(new Error("Unknown tool '" + toText(name) + "'. Available tools: " + (reflectApply(arrayJoin, identifiers, [', ']) || 'none') + '.'));
     var input;
     try {
       input = checkJson(typeof args === 'undefined' ? {} : args, 'The arguments of tools.' + entry.identifier);
     } catch (error) {
       return Promise.reject(error);
     }
-    var callId = String(nextCallId);
+    var callId = toText(nextCallId);
     nextCallId += 1;
-    queuedCalls.push('{"callId":"' + callId + '","name":' + stringify(entry.name) + ',"input":' + input + '}');
+    reflectApply(arrayPush, queuedCalls, ['{"callId":"' + callId + '","name":' + stringify(entry.name) + ',"input":' + input + '}']);
     return new PromiseConstructor(function (resolve, reject) {
-      waitingCalls.set(callId, { resolve: resolve, reject: reject });
+      reflectApply(mapSet, waitingCalls, [callId, { resolve: resolve, reject: reject }]);
     });
   }
 
   function takeCalls() {
     if (queuedCalls.length === 0) return undefined;
-    var calls = '[' + queuedCalls.join(',') + ']';
+    var calls = '[' + reflectApply(arrayJoin, queuedCalls, [',']) + ']';
     queuedCalls = [];
     return calls;
   }
@@ -118,11 +126,11 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
     var results = parse(resultsJson);
     for (var at = 0; at < results.length; at += 1) {
       var result = results[at];
-      var waiting = waitingCalls.get(result.callId);
+      var waiting = reflectApply(mapGet, waitingCalls, [result.callId]);
       if (!waiting) continue;
-      waitingCalls.delete(result.callId);
+      reflectApply(mapDelete, waitingCalls, [result.callId]);
       if (result.ok) waiting.resolve(typeof result.value === 'undefined' ? null : result.value);
-      else waiting.reject(new Error(String(result.error)));
+      else waiting.reject(new Error(toText(result.error)));
     }
   }
 

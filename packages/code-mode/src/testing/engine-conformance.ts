@@ -220,6 +220,16 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
         expect(next.value).toEqual(['undefined', 'undefined']);
       });
 
+      it('makes its tool calls even after the program replaced the builtins the guest API uses', async () => {
+        const { session } = await open({ tools: [echoTool()] });
+        const result = await session.execute(
+          'Array.prototype.push = () => 0; Array.prototype.join = () => "x"; Map.prototype.get = () => undefined; Map.prototype.set = () => null; String = () => "s";\nconst replies = await Promise.all([tools.echo({ text: "a" }), tools.echo({ text: "b" })]);\nreplies',
+        );
+        expect(result).toMatchObject({ status: 'completed', value: [{ text: 'a' }, { text: 'b' }] });
+        expect(JSON.stringify(result.value)).toContain('"a"');
+        expect(JSON.stringify(result.value)).toContain('"b"');
+      });
+
       it('carries non-ASCII text across the membrane intact', async () => {
         const { session } = await open({ tools: [echoTool()] });
         const text = 'Grüße, 世界! 🎉 — “quotes”';
