@@ -39,7 +39,7 @@ export type {
   PreparedGuest,
   ProgramCompletion,
 } from './engine-driver.js';
-export { guestPrelude, wrapProgram } from './guest-prelude.js';
+export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js';
 export { rehearseProgram } from './host-rehearsal.js';
 export { type HostTransport, serveProgram } from './host-runtime.js';
 export { createDescriptorTransport, runProcessHost } from './process-host.js';
