@@ -7,8 +7,9 @@ import { quickjsEngine } from '@ghost/engine-quickjs';
 import Type from 'typebox';
 import { measureSamples } from './measure.js';
 
-const delay = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
-const noop = defineTool({
+export const delay = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+/** A tool that does nothing: what a round trip is measured against. */
+export const noop = defineTool({
   name: 'noop',
   description: 'Does nothing.',
   input: Type.Object({}),

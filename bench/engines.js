@@ -1,20 +1,11 @@
 // Engine figures: QuickJS and V8 side by side, each program in a fresh prewarmed host process,
 // sandbox 'unrestricted' and, where it runs, bubblewrap. Sessions come from code-mode.js.
-import { defineTool } from '@ghost/core';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { v8Engine } from '@ghost/engine-v8';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import Type from 'typebox';
-import { timed, withSession } from './code-mode.js';
+import { delay, noop, timed, withSession } from './code-mode.js';
 import { measureSamples } from './measure.js';
 
-const delay = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
-const noop = defineTool({
-  name: 'noop',
-  description: 'Does nothing.',
-  input: Type.Object({}),
-  execute: () => null,
-});
 const engines = [quickjsEngine, v8Engine];
 
 /** Time for the spare host to be ready before a sample, so each figure is a prewarmed exec. */

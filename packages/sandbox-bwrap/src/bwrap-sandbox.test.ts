@@ -225,6 +225,8 @@ describe('bwrapSandbox', () => {
     expect(stdout.trim()).toBe('EMFILE true');
   });
 
+  // Needs a memory cgroup this process may create (cgroup v1, or v2 delegated to it); on a machine
+  // without one the backend samples memory instead, which the 'by sampling when cgroups are off' case below covers.
   it.skipIf(!hasBwrap || !cgroups?.memoryParent)(
     `kills a memory bomb at memoryBytes through the cgroup, names the limit and removes the cgroup${noBwrap || noCgroup}`,
     async () => {
@@ -286,6 +288,7 @@ describe('bwrapSandbox', () => {
     },
   );
 
+  // Stale cgroups can only exist, and be swept, where this process may create memory cgroups.
   it.skipIf(!cgroups?.memoryParent)(
     `removes the empty cgroups a Ghost process that died without cleaning up left behind${noCgroup}`,
     async () => {
