@@ -116,6 +116,8 @@ class GuestSession implements PreparedGuest {
   #setupError: ProgramCompletion | undefined;
   #program: HostProgram | undefined;
   #interrupted: InterruptReason | undefined;
+  /** Why the running program must stop now, if it must; set when the program starts. */
+  #checkLimits: (() => InterruptReason | undefined) | undefined;
   #isDisposed = false;
   #wake: (() => void) | undefined;
   /** Set once the program completed with no error or limit hit: the module may serve again. */
@@ -136,6 +138,11 @@ class GuestSession implements PreparedGuest {
     // allocations; the heap-size poll in the interrupt handler bounds the rest.
     this.#runtime.setMemoryLimit(setup.limits.memoryBytes);
     this.#context = this.#runtime.newContext();
+    // Installed while the guest is built, so starting the program costs no call into the runtime.
+    this.#runtime.setInterruptHandler(() => {
+      this.#interrupted ??= this.#checkLimits?.();
+      return this.#interrupted !== undefined;
+    });
     const context = this.#context;
     const write = this.#keep(context.newFunction('write', (text) => this.#write(text)));
     const prelude = this.#evaluate(setup.prelude, 'prelude.js');
@@ -182,7 +189,7 @@ class GuestSession implements PreparedGuest {
     // at the limit or earlier, never later.
     const cpuAtStart = process.cpuUsage();
     const wallDeadline = Date.now() + limits.wallSeconds * 1000;
-    const check = (): InterruptReason | undefined => {
+    this.#checkLimits = (): InterruptReason | undefined => {
       if (program.isStopRequested) return 'stop';
       if (heapBytes(module) - heapAtStart > limits.memoryBytes) return 'memory';
       const cpu = process.cpuUsage(cpuAtStart);
@@ -190,10 +197,6 @@ class GuestSession implements PreparedGuest {
       if (Date.now() > wallDeadline) return 'wall';
       return undefined;
     };
-    this.#runtime.setInterruptHandler(() => {
-      this.#interrupted ??= check();
-      return this.#interrupted !== undefined;
-    });
   }
 
   async #runProgram(program: HostProgram): Promise<ProgramCompletion> {
@@ -203,18 +206,9 @@ class GuestSession implements PreparedGuest {
     if ('error' in started) return started.error;
     const settled = context.callFunction(control.settle, context.undefined, started.value);
     if (settled.error) return this.#failure(settled.error);
-    this.#keep(settled.value);
-    let outcome: ProgramCompletion | undefined;
-    void context.resolvePromise(settled.value).then((result) => {
-      if (this.#isDisposed) return;
-      if (result.error) {
-        outcome = this.#failure(result.error);
-      } else {
-        outcome = JSON.parse(context.getString(result.value)) as ProgramCompletion;
-        result.value.dispose();
-      }
-      this.#wake?.();
-    });
+    // The prelude's own promise, which never rejects: its state is read after each turn, with no
+    // host callbacks to create.
+    const completion = this.#keep(settled.value);
     for (;;) {
       for (const resultsJson of this.#takeDeliveries()) {
         const results = context.newString(resultsJson);
@@ -226,15 +220,26 @@ class GuestSession implements PreparedGuest {
       const jobs = this.#runtime.executePendingJobs();
       if (jobs.error) jobs.error.dispose();
       if (this.#interrupted !== undefined) return { status: 'error', error: 'interrupted' };
+      const outcome = this.#outcome(completion);
       if (outcome) return outcome; // calls still queued now are never run
       this.#sendQueuedCalls(program);
       if (this.#deliveries.length > 0) continue;
-      // Nothing can run until a tool result, or the resolution above, wakes the loop.
+      // Nothing can run until a tool result wakes the loop.
       await new Promise<void>((wake) => {
         this.#wake = wake;
       });
       this.#wake = undefined;
     }
+  }
+
+  /** The program's completion once `settle` has resolved it, read from the promise's state. */
+  #outcome(completion: QuickJSHandle): ProgramCompletion | undefined {
+    const state = this.#context.getPromiseState(completion);
+    if (state.type === 'pending') return undefined;
+    if (state.type === 'rejected') return this.#failure(state.error);
+    const text = this.#context.getString(state.value);
+    if (state.value !== completion) state.value.dispose();
+    return JSON.parse(text) as ProgramCompletion;
   }
 
   #takeDeliveries(): string[] {
