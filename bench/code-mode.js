@@ -79,6 +79,28 @@ export function coldExec(name, options = {}) {
   );
 }
 
+/**
+ * Guest → no-op tool round trip: a program of sequential calls, less an empty program's time,
+ * per call. `pause` lets a prewarmed host start before each program.
+ */
+export function roundTrip(name, options = {}, pause = 900) {
+  const calls = 200;
+  return withSession({ ...options, tools: [noop] }, (session) =>
+    measureSamples(
+      name,
+      async () => {
+        await delay(pause);
+        const program = `for (let i = 0; i < ${calls}; i++) await tools.noop({});`;
+        const total = await timed(() => session.execute(program));
+        await delay(pause);
+        const empty = await timed(() => session.execute('1'));
+        return (total - empty) / calls;
+      },
+      { runs: 10, warmup: 2 },
+    ),
+  );
+}
+
 /** Programs per second over 4 concurrent sessions, each running `perSession` programs in turn. */
 export async function programsPerSecond(options, perSession) {
   const sessions = 4;
@@ -98,23 +120,7 @@ export async function codeModeFigures() {
   // A prewarmed host is ready once its handshake is done; give it the time before each sample.
   results.push(await warmExec('code mode: warm exec of `1` (process, prewarmed)'));
   results.push(await coldExec('code mode: cold exec of `1` (process, no spare)'));
-  const calls = 200;
-  results.push(
-    await withSession({ tools: [noop] }, (session) =>
-      measureSamples(
-        'code mode: guest → no-op tool round trip (process)',
-        async () => {
-          await delay(900);
-          const program = `for (let i = 0; i < ${calls}; i++) await tools.noop({});`;
-          const total = await timed(() => session.execute(program));
-          await delay(900);
-          const empty = await timed(() => session.execute('1'));
-          return (total - empty) / calls;
-        },
-        { runs: 10, warmup: 2 },
-      ),
-    ),
-  );
+  results.push(await roundTrip('code mode: guest → no-op tool round trip (process)'));
   results.push(
     await withSession({ tools: [sleep20] }, (session) =>
       measureSamples(
@@ -139,20 +145,7 @@ export async function codeModeFigures() {
     ),
   );
   results.push(
-    await withSession({ tools: [noop], placement: 'thread' }, (session) =>
-      measureSamples(
-        'code mode: guest → no-op tool round trip (thread)',
-        async () => {
-          await delay(100);
-          const program = `for (let i = 0; i < ${calls}; i++) await tools.noop({});`;
-          const total = await timed(() => session.execute(program));
-          await delay(100);
-          const empty = await timed(() => session.execute('1'));
-          return (total - empty) / calls;
-        },
-        { runs: 10, warmup: 2 },
-      ),
-    ),
+    await roundTrip('code mode: guest → no-op tool round trip (thread)', { placement: 'thread' }, 100),
   );
   const throughput = await programsPerSecond({}, 10);
   const threadThroughput = await programsPerSecond({ placement: 'thread' }, 50);

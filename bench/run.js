@@ -49,7 +49,7 @@ console.log(
 );
 console.log(
   sandbox.unavailable === undefined
-    ? `code mode in bwrap: ${sandbox.throughput.toFixed(1)} programs/s with 4 concurrent sessions`
+    ? `code mode in bwrap: ${sandbox.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement), ${sandbox.sessionThroughput.toFixed(1)} (session placement)`
     : `bwrap figures skipped: ${sandbox.unavailable}`,
 );
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);

@@ -1,12 +1,13 @@
 // Sandbox figures: what bubblewrap costs over a plain child, and code mode inside it (the default
-// on Linux). Each program gets a fresh host; prewarmed means a spare was started ahead.
+// on Linux). Each program gets a fresh host; prewarmed means a spare was started ahead. The
+// 'session' placement's figures are for one sandboxed host serving a session's programs in turn.
 import { realpathSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unrestrictedSandbox } from '@ghost/code-mode';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import { coldExec, programsPerSecond, warmExec } from './code-mode.js';
+import { coldExec, programsPerSecond, roundTrip, warmExec } from './code-mode.js';
 import { measureSamples } from './measure.js';
 
 const node = realpathSync(process.execPath);
@@ -52,5 +53,12 @@ export async function sandboxFigures() {
   results.push(await warmExec('code mode in bwrap: warm exec of `1` (prewarmed)', inBwrap));
   results.push(await coldExec('code mode in bwrap: cold exec of `1` (no spare)', inBwrap));
   const throughput = await programsPerSecond(inBwrap, 10);
-  return { results, throughput };
+  // placement 'session': one sandboxed host serves the session's programs, each in a fresh guest.
+  const sessionHost = { ...inBwrap, placement: 'session' };
+  results.push(await warmExec("code mode in bwrap, placement 'session': exec of `1`", sessionHost));
+  results.push(
+    await roundTrip("code mode in bwrap, placement 'session': guest → no-op tool round trip", sessionHost),
+  );
+  const sessionThroughput = await programsPerSecond(sessionHost, 50);
+  return { results, throughput, sessionThroughput };
 }

@@ -35,7 +35,9 @@ describe('codeMode() settings', () => {
       /limits.programs is 0; use a whole number greater than 0/,
     );
     expect(() => codeMode({ limits: { toolCalls: 2.5 } })).toThrow(CodeModeConfigurationError);
-    expect(() => codeMode({ placement: 'cloud' as never })).toThrow(/placement is 'process' or 'thread'/);
+    expect(() => codeMode({ placement: 'cloud' as never })).toThrow(
+      /placement is 'process', 'session' or 'thread'/,
+    );
     expect(() => codeMode({ observationWindowMs: -1 })).toThrow(/observationWindowMs/);
   });
 

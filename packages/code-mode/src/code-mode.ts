@@ -7,6 +7,8 @@ import { createSandboxFactory, type SandboxChoice } from './sandbox-factory.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 
+const placements: readonly CodeModePlacement[] = ['process', 'session', 'thread'];
+
 /** The options of {@link codeMode}; the same keys work as the runtime's `codeMode` defaults. */
 export interface CodeModeOptions {
   /** The engine that runs programs: a registered name or an engine object. Default `'quickjs'`. */
@@ -17,7 +19,11 @@ export interface CodeModeOptions {
    * containment and must be named explicitly.
    */
   readonly sandbox?: SandboxChoice;
-  /** `'process'` (default): a fresh host process per program. `'thread'`: a worker pool, with `'unrestricted'` only. */
+  /**
+   * `'process'` (default): a fresh host process per program. `'session'`: one sandboxed host
+   * process reused for the session's programs while they complete, each in a fresh guest.
+   * `'thread'`: a worker pool, with `'unrestricted'` only. See {@link CodeModePlacement}.
+   */
   readonly placement?: CodeModePlacement;
   /** Limits to change; the rest keep their defaults. Merged key by key with the runtime's. */
   readonly limits?: Partial<CodeModeLimits>;
@@ -57,9 +63,9 @@ function checkOptions(options: unknown, where: string): CodeModeOptions {
     }
   }
   checkCodeModeLimits(record.limits, where);
-  if (record.placement !== undefined && record.placement !== 'process' && record.placement !== 'thread') {
+  if (record.placement !== undefined && !placements.includes(record.placement as CodeModePlacement)) {
     throw new CodeModeConfigurationError(
-      `${where}: placement is 'process' or 'thread', not ${JSON.stringify(record.placement)}.`,
+      `${where}: placement is 'process', 'session' or 'thread', not ${JSON.stringify(record.placement)}.`,
     );
   }
   if (

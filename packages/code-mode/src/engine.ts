@@ -65,8 +65,17 @@ export interface EngineInstructionsContext {
   readonly sandbox: { readonly name: string; readonly capabilities: SandboxCapabilities };
 }
 
-/** Where programs run: a fresh sandboxed host process each (default), or a worker thread. */
-export type CodeModePlacement = 'process' | 'thread';
+/**
+ * Where programs run:
+ * - `'process'` (default): a fresh sandboxed host process for each program, one started ahead;
+ * - `'session'`: one sandboxed host process serves the session's programs in turn, each in a
+ *   fresh guest (runtime and context); any program that does not complete (an error, a stop, a
+ *   limit) retires the host, and so does a host whose own CPU time or memory has grown. Programs
+ *   start sooner and cost far less CPU, at the price of sharing a host process between the
+ *   programs of one session;
+ * - `'thread'`: a worker thread pool in this process, with `sandbox: 'unrestricted'` only.
+ */
+export type CodeModePlacement = 'process' | 'session' | 'thread';
 
 /** What an engine gets to open a session. */
 export interface EngineOpenContext {

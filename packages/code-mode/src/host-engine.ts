@@ -4,7 +4,8 @@ import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
-import type { GuestToolEntry, HostLimits } from './protocol.js';
+import type { GuestToolEntry, HostLimits, HostReuse } from './protocol.js';
+import { hostCpuAllowanceSeconds, hostMemoryAllowanceBytes } from './sandbox-factory.js';
 import { launchThreadHost } from './thread-host-link.js';
 
 /** How a JavaScript engine's host is started. */
@@ -27,7 +28,8 @@ export interface HostEngineOptions {
 /**
  * Opens a session for an engine that runs in a host process: each program gets a fresh host
  * started through the sandbox, under Node's permission model with read access to its runtime
- * paths only, and the next host is started ahead of time.
+ * paths only, and the next host is started ahead of time. With `placement: 'session'` a host
+ * serves the session's programs in turn while they complete, each in a fresh guest.
  *
  * @example
  * ```ts
@@ -57,6 +59,7 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
         tools,
         limits,
         command: { command: process.execPath, args, runtimePaths: options.runtimePaths },
+        ...(context.placement === 'session' ? { reuse: sessionHostReuse } : {}),
       }),
   });
 }
@@ -91,6 +94,18 @@ function openThreadSession(
     release: () => pool.destroy(),
   });
 }
+
+/**
+ * How long a `placement: 'session'` host serves. The sandbox's CPU and memory limits count the
+ * whole host process, with an allowance over the program's own (see `sandbox-factory.ts`). A
+ * host retires before it has used half of the CPU allowance, or while its resident memory still
+ * leaves a quarter of the memory allowance, so what earlier programs used never counts against
+ * the one running.
+ */
+const sessionHostReuse: HostReuse = {
+  cpuSeconds: hostCpuAllowanceSeconds / 2,
+  residentBytes: (hostMemoryAllowanceBytes * 3) / 4,
+};
 
 /** The limits the host enforces itself. */
 export function hostLimits(context: Pick<EngineOpenContext, 'limits'>): HostLimits {

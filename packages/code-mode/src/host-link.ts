@@ -4,6 +4,7 @@ import {
   type GuestToolEntry,
   type HostFrame,
   type HostLimits,
+  type HostReuse,
   type ParentFrame,
   parseHostFrame,
   protocolVersion,
@@ -14,7 +15,8 @@ import type { SandboxedCommand, SandboxFactory } from './sandbox-factory.js';
 /**
  * The parent's end of one engine host, whatever its placement. A link is used for one program:
  * `ready` resolves once the host has built the guest, then frames flow both ways until the host
- * sends `done` or is lost.
+ * sends `done` or is lost. A reusable host (`placement: 'session'`) gives the next program a link
+ * of its own with `nextProgram()`.
  */
 export interface HostLink {
   /** Resolves when the host is ready for `execute`; rejects when it failed to start. */
@@ -28,6 +30,12 @@ export interface HostLink {
   terminate(): void;
   /** Releases the host and everything it owns. Rejects with a `CleanupError` when it cannot. */
   close(): Promise<void>;
+  /**
+   * Present on a host set up for reuse. Called once the host sent a completed `done`, it returns
+   * the link for the host's next program, whose `ready` resolves when the host has built a fresh
+   * guest, or rejects when the host ends instead (its reuse budget was spent).
+   */
+  nextProgram?(): HostLink;
 }
 
 /** What starts hosts for a session. */
@@ -40,6 +48,8 @@ export interface ProcessHostOptions {
   readonly engine: string;
   readonly tools: readonly GuestToolEntry[];
   readonly limits: HostLimits;
+  /** Set up the host to serve further programs after each one that completes. */
+  readonly reuse?: HostReuse;
 }
 
 /** What the model is told when the sandbox, not the engine, stopped a host at one of its limits. */
@@ -68,11 +78,12 @@ function describeExit(exit: SandboxExit, stderrBytes: number): string {
  * Anything out of order loses the host.
  */
 export class HostLinkState {
-  readonly ready: Promise<void>;
+  ready: Promise<void>;
   readonly lost: Promise<string>;
   #listener: ((frame: HostFrame) => void) | undefined;
   #stage: 'hello' | 'ready' | 'running' = 'hello';
   #isLost = false;
+  #lostReason = '';
   #reportLost: (reason: string) => void = () => {};
   #markReady: () => void = () => {};
   #failReady: (error: Error) => void = () => {};
@@ -83,11 +94,28 @@ export class HostLinkState {
     this.lost = new Promise<string>((resolve) => {
       this.#reportLost = resolve;
     });
-    this.ready = new Promise<void>((resolve, reject) => {
+    this.ready = this.#expectReady();
+  }
+
+  #expectReady(): Promise<void> {
+    const ready = new Promise<void>((resolve, reject) => {
       this.#markReady = resolve;
       this.#failReady = reject;
     });
-    this.ready.catch(() => {}); // a spare that fails before anyone asks for it is not an unhandled rejection
+    ready.catch(() => {}); // a spare that fails before anyone asks for it is not an unhandled rejection
+    return ready;
+  }
+
+  /**
+   * After a completed `done` from a reusable host: expect its next `ready`, and hand the frames
+   * after it to the next program's listener. Returns the new `ready`.
+   */
+  awaitNextProgram(): Promise<void> {
+    this.#stage = 'ready';
+    this.#listener = undefined;
+    this.ready = this.#expectReady();
+    if (this.#isLost) this.#failReady(new Error(this.#lostReason));
+    return this.ready;
   }
 
   get isLost(): boolean {
@@ -138,6 +166,7 @@ export class HostLinkState {
   lose(reason: string): void {
     if (this.#isLost) return;
     this.#isLost = true;
+    this.#lostReason = reason;
     this.#failReady(new Error(reason));
     this.#reportLost(reason);
   }
@@ -148,7 +177,8 @@ export class HostLinkState {
  * the cap, a frame out of order, or the process ending loses the host.
  */
 export function launchProcessHost(options: ProcessHostOptions): HostLink {
-  const state = new HostLinkState({ type: 'setup', tools: options.tools, limits: options.limits });
+  const { tools, limits, reuse } = options;
+  const state = new HostLinkState({ type: 'setup', tools, limits, ...(reuse ? { reuse } : {}) });
   const starting = options.sandbox.spawn(options.command);
   starting.then(
     (child) => {
@@ -175,8 +205,8 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
     },
   );
 
-  return {
-    ready: state.ready,
+  const link = (ready: Promise<void>): HostLink => ({
+    ready,
     lost: state.lost,
     send(frame) {
       void starting.then((child) => {
@@ -199,5 +229,7 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
       }
       await child.close();
     },
-  };
+    ...(reuse ? { nextProgram: () => link(state.awaitNextProgram()) } : {}),
+  });
+  return link(state.ready);
 }

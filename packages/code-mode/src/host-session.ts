@@ -43,8 +43,12 @@ class Program {
   cleanup: Promise<void> | undefined;
   controlCallId: string;
   final: FinalState | undefined;
+  /** Set when the program's host went on to serve the session's next program. */
+  isHostReused = false;
   #markFinished: () => void = () => {};
   #wallTimer: ReturnType<typeof setTimeout> | undefined;
+
+  readonly #onHostReusable: (next: HostLink) => void;
 
   constructor(
     id: string,
@@ -52,9 +56,11 @@ class Program {
     calls: ProgramToolCalls,
     limits: CodeModeLimits,
     controlCallId: string,
+    onHostReusable: (next: HostLink) => void,
   ) {
     this.id = id;
     this.link = link;
+    this.#onHostReusable = onHostReusable;
     this.calls = calls;
     this.output = new ProgramOutput(limits.outputBytes);
     this.controlCallId = controlCallId;
@@ -72,17 +78,28 @@ class Program {
     this.#wallTimer.unref();
   }
 
-  /** Records the final state once, ends the program's calls and releases its host. */
+  /**
+   * Records the final state once, ends the program's calls and releases its host, or, for a
+   * reusable host whose program completed, hands the host on to serve the next program.
+   */
   finish(final: FinalState): void {
     if (this.final) return;
     this.final = final;
     clearTimeout(this.#wallTimer);
     this.calls.end();
-    this.link.terminate();
-    // The result goes back to the caller first; releasing the host (reaping it, proving it gone)
-    // waits one turn of the event loop, so it never sits between a program and its result.
-    this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.link.close());
-    this.cleanup.catch(() => {}); // reported by the session's close()
+    if (final.status === 'completed' && this.link.nextProgram) {
+      // Only a completed program leaves its host in service: an error, a stop, a limit or a
+      // lost host retires it, so nothing a failing program did reaches the next one.
+      this.isHostReused = true;
+      this.#onHostReusable(this.link.nextProgram());
+      this.cleanup = Promise.resolve();
+    } else {
+      this.link.terminate();
+      // The result goes back to the caller first; releasing the host (reaping it, proving it
+      // gone) waits one turn of the event loop, so it never sits between a program and its result.
+      this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.link.close());
+      this.cleanup.catch(() => {}); // reported by the session's close()
+    }
     this.#markFinished();
   }
 }
@@ -232,11 +249,24 @@ export class HostSession implements CodeModeSession {
   }
 
   #launchSpare(): Spare {
-    const spare: Spare = { link: this.#options.launch(), isLost: false };
-    void spare.link.lost.then(() => {
+    return this.#watchSpare(this.#options.launch());
+  }
+
+  #watchSpare(link: HostLink): Spare {
+    const spare: Spare = { link, isLost: false };
+    void link.lost.then(() => {
       spare.isLost = true;
     });
     return spare;
+  }
+
+  /** A reused host is the next program's host; it is held at once, so no exec starts another. */
+  #keepReusedHost(link: HostLink): void {
+    if (this.#closing || this.#spare || this.#programsStarted >= this.#options.limits.programs) {
+      this.#track(link.close());
+      return;
+    }
+    this.#spare = this.#watchSpare(link);
   }
 
   /** The prewarmed host if it is still alive, else a fresh one; one retry when a host fails to start. */
@@ -275,7 +305,9 @@ export class HostSession implements CodeModeSession {
     const id = `p${this.#programsStarted}`;
     let program: Program | undefined;
     const calls = this.#options.broker.openProgram(id, () => program?.controlCallId ?? '');
-    program = new Program(id, link, calls, this.#options.limits, controlCallId);
+    program = new Program(id, link, calls, this.#options.limits, controlCallId, (next) =>
+      this.#keepReusedHost(next),
+    );
     this.#program = program;
     const started = program;
     let results: ToolCallResult[] = [];
@@ -324,7 +356,10 @@ export class HostSession implements CodeModeSession {
     // The next host starts once this program is over and its result is on its way: booting a
     // process costs more CPU than most programs (and spawning blocks the event loop for a few
     // milliseconds), so on a small machine it would slow the very program it is waiting behind.
-    void program.finished.then(() => setImmediate(() => this.#replenishSpare()));
+    // A reused host is already the session's next host.
+    void program.finished.then(() => {
+      if (!started.isHostReused) setImmediate(() => this.#replenishSpare());
+    });
     return program;
   }
 

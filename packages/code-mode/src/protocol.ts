@@ -25,13 +25,28 @@ export interface HostLimits {
 }
 
 /**
+ * How long a host of `placement: 'session'` keeps serving: after each program that completed, it
+ * builds a fresh guest and answers `ready` again while its own totals stay under these; otherwise
+ * it exits after `done`. They keep a reused host clear of the sandbox's limits, which count the
+ * whole process, so a program is never stopped for what the programs before it used.
+ */
+export interface HostReuse {
+  /** The host's total CPU time (user and system) above which it serves no further program. */
+  readonly cpuSeconds: number;
+  /** The host's resident memory above which it serves no further program. */
+  readonly residentBytes: number;
+}
+
+/**
  * Parent → host, right after `hello`: the catalog and limits, so the host can build the guest
- * (runtime, context, prelude) before any program arrives. The host answers `ready`.
+ * (runtime, context, prelude) before any program arrives. The host answers `ready`. With `reuse`
+ * the host may serve further programs, each in a fresh guest (see {@link HostReuse}).
  */
 export interface SetupFrame {
   readonly type: 'setup';
   readonly tools: readonly GuestToolEntry[];
   readonly limits: HostLimits;
+  readonly reuse?: HostReuse;
 }
 
 /** Parent → host: run this program. `source` is already rewritten to return its final expression. */
@@ -69,7 +84,7 @@ export interface HelloFrame {
   readonly engine: string;
 }
 
-/** Host → parent: the guest is built; the host waits for `execute`. */
+/** Host → parent: the guest is built; the host waits for `execute` (again, after `done`, when reused). */
 export interface ReadyFrame {
   readonly type: 'ready';
 }
@@ -168,6 +183,14 @@ export function parseParentFrame(frame: unknown): ParentFrame {
     case 'setup':
       if (!Array.isArray(frame.tools) || !isRecord(frame.limits)) {
         throw new ProtocolError("A 'setup' frame needs 'tools' and 'limits'.");
+      }
+      if (
+        frame.reuse !== undefined &&
+        (!isRecord(frame.reuse) ||
+          typeof frame.reuse.cpuSeconds !== 'number' ||
+          typeof frame.reuse.residentBytes !== 'number')
+      ) {
+        throw new ProtocolError("A 'setup' frame's 'reuse' needs numeric 'cpuSeconds' and 'residentBytes'.");
       }
       break;
     case 'execute':

@@ -21,13 +21,14 @@ const processNodeOptions = Object.freeze(['--wasm-tiering-budget=2000000000']);
 /**
  * The QuickJS engine: each program runs in a fresh QuickJS runtime (WebAssembly, no native code)
  * inside a fresh host process started through the sandbox, with one host started ahead. With
- * `sandbox: 'unrestricted'` it also runs in worker threads (`placement: 'thread'`).
+ * `placement: 'session'` one sandboxed host serves the session's programs while they complete.
+ * With `sandbox: 'unrestricted'` it also runs in worker threads (`placement: 'thread'`).
  */
 export const quickjsEngine: EngineV1 = defineEngine({
   name: 'quickjs',
   language: 'javascript',
   runtimePaths,
-  placements: ['process', 'thread'],
+  placements: ['process', 'session', 'thread'],
   instructions: quickjsInstructions,
   open: (context) =>
     openHostSession(context, {

@@ -234,7 +234,7 @@ describe('placements', () => {
     expect(run.outcome).toBe('failed');
     expect(run.error).toMatchObject({
       code: 'CODE_MODE_CONFIGURATION_INVALID',
-      message: expect.stringMatching(/engine 'v8' supports placement process, not 'thread'/),
+      message: expect.stringMatching(/engine 'v8' supports placement process or session, not 'thread'/),
     });
     await expect(
       openCodeModeSession({ engine: v8Engine, sandbox: 'unrestricted', placement: 'thread' }),

@@ -56,7 +56,7 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
     name: 'v8',
     language: 'javascript',
     runtimePaths,
-    placements: ['process'],
+    placements: ['process', 'session'],
     instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh V8 isolate' }),
     open,
   });
@@ -64,6 +64,8 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
 
 /**
  * The V8 engine: each program runs in a fresh V8 isolate (isolated-vm) inside a fresh host
- * process started through the sandbox, with one host started ahead. Process placement only.
+ * process started through the sandbox, with one host started ahead. With `placement: 'session'`
+ * one sandboxed host serves the session's programs while they complete, a fresh isolate each.
+ * No thread placement.
  */
 export const v8Engine: EngineV1 = createV8Engine();

@@ -17,6 +17,8 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
   // Captured before the program runs: a program that replaces a builtin breaks only its own use of it.
   var reflectApply = Reflect.apply;
   var arrayPush = Array.prototype.push;
+  var arrayPop = Array.prototype.pop;
+  var arrayIndexOf = Array.prototype.indexOf;
   var arrayJoin = Array.prototype.join;
   var mapGet = Map.prototype.get;
   var mapSet = Map.prototype.set;
@@ -56,8 +58,8 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
       if (kind === 'symbol') throw new TypeError(what + ' is not JSON: a Symbol at ' + describePath(path) + '.');
       if (kind !== 'object' || item === null) return;
       if (typeof item.toJSON === 'function') return;
-      if (seen.indexOf(item) !== -1) throw new TypeError(what + ' is not JSON: it refers to itself at ' + describePath(path) + '.');
-      seen.push(item);
+      if (reflectApply(arrayIndexOf, seen, [item]) !== -1) throw new TypeError(what + ' is not JSON: it refers to itself at ' + describePath(path) + '.');
+      reflectApply(arrayPush, seen, [item]);
       if (isArray(item)) {
         for (var at = 0; at < item.length; at += 1) visit(item[at], path + '[' + at + ']');
       } else {
@@ -67,7 +69,7 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
           if (typeof child !== 'undefined') visit(child, path + '.' + names[each]);
         }
       }
-      seen.pop();
+      reflectApply(arrayPop, seen, []);
     }
     visit(value, '');
     return stringify(value);
@@ -173,8 +175,8 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
 
   function log() {
     var parts = [];
-    for (var at = 0; at < arguments.length; at += 1) parts.push(formatValue(arguments[at]));
-    write(parts.join(' ') + '\n');
+    for (var at = 0; at < arguments.length; at += 1) reflectApply(arrayPush, parts, [formatValue(arguments[at])]);
+    write(reflectApply(arrayJoin, parts, [' ']) + '\n');
   }
   var consoleObject = freeze({ log: log, info: log, debug: log, warn: log, error: log, trace: log });
 

@@ -2,6 +2,7 @@ import {
   type ExecuteFrame,
   type GuestToolCall,
   type HostFrame,
+  type HostReuse,
   type ParentFrame,
   parseParentFrame,
   type SetupFrame,
@@ -18,9 +19,11 @@ export interface HostTransport {
 }
 
 /**
- * Serves one program on `transport`: builds the guest when `setup` arrives and answers `ready`,
+ * Serves a program on `transport`: builds the guest when `setup` arrives and answers `ready`,
  * runs the program `execute` brings, batches its tool calls and output into frames, and sends
- * `done`. Resolves once `done` is sent; rejects when the parent breaks the protocol.
+ * `done`. A host set up with `reuse` then builds a fresh guest and answers `ready` again, after
+ * each program that completed, while it stays within the reuse budget (see `HostReuse`).
+ * Resolves once the last `done` is sent; rejects when the parent breaks the protocol.
  */
 export function serveProgram(
   driver: EngineDriver,
@@ -32,6 +35,15 @@ export function serveProgram(
     let guest: Promise<PreparedGuest> | undefined;
     let program: { readonly programId: string; isStopRequested: boolean } | undefined;
     let running: PreparedGuest | undefined;
+
+    const prepareGuest = ({ tools, limits }: SetupFrame) => {
+      const preparing = driver.prepare({ prelude: guestPrelude, toolsJson: JSON.stringify(tools), limits });
+      guest = preparing;
+      preparing.then(
+        () => transport.send({ type: 'ready' }),
+        (error: unknown) => rejectServed(error),
+      );
+    };
 
     const onParentFrame = (raw: unknown) => {
       let frame: ParentFrame;
@@ -45,22 +57,27 @@ export function serveProgram(
         case 'setup':
           if (setup) return rejectServed(new Error('A host is set up once; it got a second setup.'));
           setup = frame;
-          guest = driver.prepare({
-            prelude: guestPrelude,
-            toolsJson: JSON.stringify(frame.tools),
-            limits: frame.limits,
-          });
-          guest.then(
-            () => transport.send({ type: 'ready' }),
-            (error: unknown) => rejectServed(error),
-          );
+          prepareGuest(frame);
           return;
-        case 'execute':
+        case 'execute': {
           if (!setup || !guest) return rejectServed(new Error('A host needs setup before execute.'));
-          if (program) return rejectServed(new Error('A host runs one program; it got a second execute.'));
-          program = { programId: frame.programId, isStopRequested: false };
-          void execute(frame, setup, guest, program).then(resolveServed, rejectServed);
+          if (program)
+            return rejectServed(new Error('A host runs one program at a time; it got a second execute.'));
+          const started = { programId: frame.programId, isStopRequested: false };
+          const settings = setup;
+          program = started;
+          const preparing = guest;
+          guest = undefined;
+          void execute(frame, settings, preparing, started).then((completion) => {
+            if (completion.status === 'completed' && settings.reuse && isWithin(settings.reuse)) {
+              program = undefined;
+              prepareGuest(settings);
+            } else {
+              resolveServed();
+            }
+          }, rejectServed);
           return;
+        }
         case 'stop':
           if (program?.programId === frame.programId) program.isStopRequested = true;
           return;
@@ -77,7 +94,7 @@ export function serveProgram(
       { limits }: SetupFrame,
       preparing: Promise<PreparedGuest>,
       state: { isStopRequested: boolean },
-    ) => {
+    ): Promise<ProgramCompletion> => {
       const { programId } = frame;
       const output = new HostOutput(limits.outputBytes, (chunk) =>
         transport.send({ type: 'output', programId, ...chunk }),
@@ -114,6 +131,13 @@ export function serveProgram(
       transport.send({ type: 'done', programId, ...completion });
       // Freeing the guest costs a fraction of a millisecond; the result goes first.
       prepared?.dispose();
+      return completion;
     };
   });
+}
+
+/** Whether this host's own totals leave room for another program (see `HostReuse`). */
+function isWithin(reuse: HostReuse): boolean {
+  const cpu = process.cpuUsage();
+  return (cpu.user + cpu.system) / 1e6 < reuse.cpuSeconds && process.memoryUsage.rss() < reuse.residentBytes;
 }

@@ -22,6 +22,7 @@ export {
   type HelloFrame,
   type HostFrame,
   type HostLimits,
+  type HostReuse,
   type OutputFrame,
   type ParentFrame,
   protocolVersion,

@@ -223,9 +223,13 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
       it('makes its tool calls even after the program replaced the builtins the guest API uses', async () => {
         const { session } = await open({ tools: [echoTool()] });
         const result = await session.execute(
-          'Array.prototype.push = () => 0; Array.prototype.join = () => "x"; Map.prototype.get = () => undefined; Map.prototype.set = () => null; String = () => "s";\nconst replies = await Promise.all([tools.echo({ text: "a" }), tools.echo({ text: "b" })]);\nreplies',
+          'Array.prototype.push = null; Array.prototype.pop = null; Array.prototype.indexOf = null; Array.prototype.join = () => "x"; Map.prototype.get = () => undefined; Map.prototype.set = () => null; String = () => "s";\nconst replies = await Promise.all([tools.echo({ text: "a" }), tools.echo({ text: "b" })]);\nconsole.log("logged", 1);\nreplies',
         );
-        expect(result).toMatchObject({ status: 'completed', value: [{ text: 'a' }, { text: 'b' }] });
+        expect(result).toMatchObject({
+          status: 'completed',
+          output: 'logged 1\n',
+          value: [{ text: 'a' }, { text: 'b' }],
+        });
         expect(JSON.stringify(result.value)).toContain('"a"');
         expect(JSON.stringify(result.value)).toContain('"b"');
       });
