@@ -1,12 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type {
-  EngineDriver,
-  GuestSetup,
-  HostLimits,
-  HostProgram,
-  PreparedGuest,
-  ProgramCompletion,
+import {
+  describeInterrupt,
+  type EngineDriver,
+  type GuestSetup,
+  type HostLimits,
+  type HostProgram,
+  type InterruptReason,
+  type PreparedGuest,
+  type ProgramCompletion,
 } from '@ghost/code-mode/host';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
 import {
@@ -24,22 +26,6 @@ const releaseVariant = variant as unknown as QuickJSSyncVariant;
 
 /** QuickJS turns a deeper guest stack into a catchable `InternalError` at 256 KiB (feasibility §3). */
 const maxStackBytes = 256 * 1024;
-
-/** Why the interrupt handler stopped a program. */
-type InterruptReason = 'stop' | 'memory' | 'cpu' | 'wall';
-
-function describeInterrupt(reason: InterruptReason, limits: HostLimits): string {
-  switch (reason) {
-    case 'stop':
-      return 'The program was stopped.';
-    case 'memory':
-      return `The program used more than its memory limit of ${limits.memoryBytes} bytes and was stopped.`;
-    case 'cpu':
-      return `The program used more than its CPU limit of ${limits.cpuSeconds} s and was stopped.`;
-    case 'wall':
-      return `The program ran longer than its time limit of ${limits.wallSeconds} s and was stopped.`;
-  }
-}
 
 function heapBytes(module: QuickJSWASMModule): number {
   return (module.getFFI() as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.length;

@@ -1,4 +1,9 @@
-import { defaultCodeModeLimits, ToolCatalog, unrestrictedCapabilities } from '@ghost/code-mode';
+import {
+  defaultCodeModeLimits,
+  javascriptInstructions,
+  ToolCatalog,
+  unrestrictedCapabilities,
+} from '@ghost/code-mode';
 import { defineTool } from '@ghost/core';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
@@ -16,52 +21,18 @@ const catalog = ToolCatalog.fromTools(
   'Test',
 );
 
+// What the shared text teaches (the guest API, the declarations, only the containment the sandbox
+// enforces) is tested with javascriptInstructions in @ghost/code-mode; here, only what QuickJS adds.
 describe('quickjsInstructions', () => {
-  it('teaches the guest API and includes the declarations', () => {
-    const text = quickjsInstructions({
+  it("is code mode's shared JavaScript text, naming a fresh QuickJS interpreter", () => {
+    const context = {
       catalog,
       limits: defaultCodeModeLimits,
       sandbox: { name: 'unrestricted', capabilities: unrestrictedCapabilities },
-    });
-    for (const part of [
-      'exec',
-      'wait',
-      'stop',
-      'still_working',
-      'Promise.all',
-      'tools.call',
-      'ALL_TOOLS',
-      'text(value)',
-      'exit(value)',
-      catalog.declarations,
-    ]) {
-      expect(text).toContain(part);
-    }
-  });
-
-  it('claims no containment the sandbox does not enforce', () => {
-    const open = quickjsInstructions({
-      catalog,
-      limits: defaultCodeModeLimits,
-      sandbox: { name: 'unrestricted', capabilities: unrestrictedCapabilities },
-    });
-    expect(open).toContain("no operating-system sandbox ('unrestricted')");
-    expect(open).not.toMatch(/no network|no subprocesses/);
-    const contained = quickjsInstructions({
-      catalog,
-      limits: defaultCodeModeLimits,
-      sandbox: {
-        name: 'bwrap',
-        capabilities: {
-          ...unrestrictedCapabilities,
-          networkIsolation: true,
-          filesystemIsolation: true,
-          subprocessDenial: true,
-        },
-      },
-    });
-    expect(contained).toContain(
-      "the 'bwrap' sandbox: no filesystem outside a private temporary directory, no network, no subprocesses",
-    );
+    };
+    const text = quickjsInstructions(context);
+    expect(text).toBe(javascriptInstructions(context, { interpreter: 'a fresh QuickJS interpreter' }));
+    expect(text).toContain('a fresh QuickJS interpreter');
+    expect(text).toContain(catalog.declarations);
   });
 });

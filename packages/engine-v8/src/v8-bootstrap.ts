@@ -8,8 +8,8 @@ export const programStartKey = '\u0000start';
  * global, so the program can call tools through the shared prelude but can never reach, replace
  * or wrap the host function itself. Everything that crosses is a string or a number:
  *
- * - guest → host: `post('write', 0, text)`, `post('done', 0, completionJson)`, and
- *   `post('ended', 0, '')` once the program's own promise settles (so the host can tell a program
+ * - guest → host: `post('write', text)`, `post('done', completionJson)`, and
+ *   `post('ended', '')` once the program's own promise settles (so the host can tell a program
  *   whose outcome could not be read from one that waits);
  * - host → guest: the function the bootstrap returns, `exchange(op, text)`: `exchange('take')`
  *   returns the JSON text of the tool calls the prelude queued (or `undefined`), and
@@ -34,7 +34,7 @@ export function v8Bootstrap(prelude: string): string {
   delete globalThis.WebAssembly;
   delete globalThis.SharedArrayBuffer;
 
-  var control = (${prelude})(function (text) { post('write', 0, toText(text)); }, toolsJson);
+  var control = (${prelude})(function (text) { post('write', toText(text)); }, toolsJson);
   var settle = control.settle;
   var takeCalls = control.takeCalls;
   var deliverResults = control.deliverResults;
@@ -46,8 +46,8 @@ export function v8Bootstrap(prelude: string): string {
   }
 
   function start(program) {
-    function ended() { post('ended', 0, ''); }
-    apply(then, settle(program), [function (completionJson) { post('done', 0, completionJson); }]);
+    function ended() { post('ended', ''); }
+    apply(then, settle(program), [function (completionJson) { post('done', completionJson); }]);
     apply(then, program, [ended, ended]);
   }
 

@@ -1,29 +1,15 @@
-import type {
-  EngineDriver,
-  GuestSetup,
-  HostLimits,
-  HostProgram,
-  PreparedGuest,
-  ProgramCompletion,
+import {
+  describeInterrupt,
+  type EngineDriver,
+  type GuestSetup,
+  type HostLimits,
+  type HostProgram,
+  type InterruptReason,
+  type PreparedGuest,
+  type ProgramCompletion,
 } from '@ghost/code-mode/host';
 import ivm from 'isolated-vm';
 import { programScript, v8Bootstrap } from './v8-bootstrap.js';
-
-/** Why the host ended a program before it finished. */
-type InterruptReason = 'stop' | 'memory' | 'cpu' | 'wall';
-
-function describeInterrupt(reason: InterruptReason, limits: HostLimits): string {
-  switch (reason) {
-    case 'stop':
-      return 'The program was stopped.';
-    case 'memory':
-      return `The program used more than its memory limit of ${limits.memoryBytes} bytes and was stopped.`;
-    case 'cpu':
-      return `The program used more than its CPU limit of ${limits.cpuSeconds} s and was stopped.`;
-    case 'wall':
-      return `The program ran longer than its time limit of ${limits.wallSeconds} s and was stopped.`;
-  }
-}
 
 /** isolated-vm's smallest memory limit, in MiB. */
 const minimumMemoryLimitMiB = 8;
@@ -42,8 +28,8 @@ const watchIntervalMs = 10;
 
 /**
  * V8 lost control of the isolate (an allocation it could not refuse): nothing in this process
- * can be trusted any more. isolated-vm's advice is to abort; the host serves one program, so the
- * parent sees one host die, reports the program as failed, and starts a fresh host for the next.
+ * can be trusted any more. isolated-vm's advice is to abort: the parent sees the host die,
+ * reports the program as failed, and starts a fresh host for the next.
  */
 function onCatastrophicError(message: string): void {
   process.stderr.write(`ghost v8 host: catastrophic V8 error: ${message}\n`);
@@ -110,12 +96,7 @@ class V8Guest implements PreparedGuest {
   }
 
   async #install({ prelude, toolsJson }: GuestSetup): Promise<void> {
-    const post = new ivm.Callback(
-      (op: unknown, callId: unknown, text: unknown) => this.#onPost(op, callId, text),
-      {
-        ignored: true,
-      },
-    );
+    const post = new ivm.Callback((op: unknown, text: unknown) => this.#onPost(op, text), { ignored: true });
     const bootstrap = await this.#context.eval(v8Bootstrap(prelude), {
       filename: 'bootstrap.js',
       reference: true,
@@ -255,7 +236,7 @@ class V8Guest implements PreparedGuest {
   }
 
   /** What the guest posts; the guest is untrusted, so nothing is assumed about the values. */
-  #onPost(op: unknown, callId: unknown, text: unknown): void {
+  #onPost(op: unknown, text: unknown): void {
     const program = this.#program;
     if (program === undefined || this.#finish === undefined || typeof text !== 'string') return;
     if (op === 'write') {

@@ -43,5 +43,6 @@ export type {
 export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js';
 export { rehearseProgram } from './host-rehearsal.js';
 export { type HostTransport, serveProgram } from './host-runtime.js';
+export { describeInterrupt, type InterruptReason } from './interrupt.js';
 export { createDescriptorTransport, runProcessHost } from './process-host.js';
 export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';
