@@ -83,7 +83,7 @@ export function coldExec(name, options = {}) {
  * Guest → no-op tool round trip: a program of sequential calls, less an empty program's time,
  * per call. `pause` lets a prewarmed host start before each program.
  */
-export function roundTrip(name, options = {}, pause = 900) {
+export function roundTrip(name, options = {}, pause = 900, { runs = 10, warmup = 2 } = {}) {
   const calls = 200;
   return withSession({ ...options, tools: [noop] }, (session) =>
     measureSamples(
@@ -96,7 +96,7 @@ export function roundTrip(name, options = {}, pause = 900) {
         const empty = await timed(() => session.execute('1'));
         return (total - empty) / calls;
       },
-      { runs: 10, warmup: 2 },
+      { runs, warmup },
     ),
   );
 }

@@ -3,7 +3,7 @@
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { v8Engine } from '@ghost/engine-v8';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import { delay, noop, timed, withSession } from './code-mode.js';
+import { delay, roundTrip, timed, withSession } from './code-mode.js';
 import { measureSamples } from './measure.js';
 
 const engines = [quickjsEngine, v8Engine];
@@ -29,26 +29,6 @@ function execTimes(name, options, source, runs) {
   );
 }
 
-/** One guest → tool → guest round trip: a program of 200 calls, less an empty program. */
-function roundTrip(name, options) {
-  const calls = 200;
-  return withSession({ ...options, tools: [noop] }, (session) =>
-    measureSamples(
-      name,
-      async () => {
-        await delay(prewarmMs);
-        const total = await timed(() =>
-          session.execute(`for (let i = 0; i < ${calls}; i++) await tools.noop({});`),
-        );
-        await delay(prewarmMs);
-        const empty = await timed(() => session.execute('1'));
-        return (total - empty) / calls;
-      },
-      { runs: 6, warmup: 1 },
-    ),
-  );
-}
-
 export async function engineFigures() {
   const results = [];
   const detection = await bwrapSandbox.detect();
@@ -67,7 +47,12 @@ export async function engineFigures() {
     }
   }
   for (const engine of engines) {
-    results.push(await roundTrip(`engines: guest → no-op tool round trip, ${engine.name}`, { engine }));
+    results.push(
+      await roundTrip(`engines: guest → no-op tool round trip, ${engine.name}`, { engine }, prewarmMs, {
+        runs: 6,
+        warmup: 1,
+      }),
+    );
   }
   for (const engine of engines) {
     results.push(

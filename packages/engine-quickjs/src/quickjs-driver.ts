@@ -38,7 +38,10 @@ interface CompiledWasm {
 // Node has WebAssembly; the ES2023 library this repository compiles against does not declare it.
 declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> };
 
-/** Where the driver runs: a process host serves one program; a worker thread serves many in turn. */
+/**
+ * Where the driver runs: a process host (one program, or a session's programs while they complete)
+ * or a worker thread, which serves many programs in turn.
+ */
 export type QuickJSDriverPlacement = 'process' | 'thread';
 
 /**

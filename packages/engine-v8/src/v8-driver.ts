@@ -42,8 +42,8 @@ function onCatastrophicError(message: string): void {
  * arrives. The program runs off the host's main thread, so the host keeps watching its CPU time,
  * the wall clock and the stop flag, and disposes of the isolate at a limit.
  *
- * A host serves one program, and isolated-vm's first compile, run, callback and result in a
- * process cost a few milliseconds more than later ones; the host's rehearsal (`rehearseProgram`
+ * isolated-vm's first compile, run, callback and result in a process cost a few milliseconds
+ * more than later ones; the host's rehearsal (`rehearseProgram`
  * in `@ghost/code-mode/host`) runs one small program in a throwaway isolate first, so the real
  * program does not pay for them.
  */

@@ -55,6 +55,9 @@ export interface PreparedGuest {
 export interface EngineDriver {
   /** The engine's name, sent in the handshake. */
   readonly engine: string;
-  /** Builds a fresh guest: runtime, context, prelude and globals. */
+  /**
+   * Builds a fresh guest: runtime, context, prelude and globals. A host reused for a session's
+   * programs calls it again after each completed program, and each call must give a new guest.
+   */
   prepare(setup: GuestSetup): Promise<PreparedGuest>;
 }
