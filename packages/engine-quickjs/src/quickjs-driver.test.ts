@@ -45,7 +45,7 @@ describe('the QuickJS driver in a host', () => {
   });
 
   it('gives the next guest a working engine after a program that failed', async () => {
-    const driver = createQuickJSDriver('thread');
+    const driver = createQuickJSDriver();
     const failing = parentPlaying('throw new Error("boom")');
     await serveProgram(driver, failing.transport);
     expect(failing.frames.at(-1)).toMatchObject({ status: 'error', error: expect.stringContaining('boom') });

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs';
+import { createRequire } from 'node:module';
 import {
   describeInterrupt,
   type EngineDriver,
@@ -39,24 +39,18 @@ interface CompiledWasm {
 declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> };
 
 /**
- * Where the driver runs: a process host (one program, or a session's programs while they complete)
- * or a worker thread, which serves many programs in turn.
- */
-export type QuickJSDriverPlacement = 'process' | 'thread';
-
-/**
  * The QuickJS driver. Each guest gets a fresh runtime and context, built before its program
  * arrives. A wasm instance (its memory, its heap) serves the next guest only if every program it
  * ran completed: a module whose program hit an error or a limit is never used again, and the next
- * guest gets a fresh instance.
+ * guest gets a fresh instance of the same compiled code.
  *
- * A process host loads its one module as soon as it starts; the host's rehearsal (see
- * `rehearseProgram` in `@ghost/code-mode/host`) runs on it and hands it back clean, so the real
- * program finds it ready. A worker thread compiles the wasm once and instantiates it when it needs
- * a fresh module, so what V8 optimises while one program runs stays optimised for the next.
+ * The driver compiles the wasm once and instantiates its first module as soon as it is created,
+ * so a process host's rehearsal (see `rehearseProgram` in `@ghost/code-mode/host`) runs on that
+ * module and hands it back clean for the real program; a worker thread, which serves many
+ * programs, keeps what V8 optimised in one program for the next.
  */
-export function createQuickJSDriver(placement: QuickJSDriverPlacement = 'process'): EngineDriver {
-  const compiled = placement === 'thread' ? compileWasm() : undefined;
+export function createQuickJSDriver(): EngineDriver {
+  const compiled = compileWasm();
   let idle: Promise<QuickJSWASMModule> | undefined = loadModule(compiled);
   return {
     engine: 'quickjs',
@@ -72,17 +66,20 @@ export function createQuickJSDriver(placement: QuickJSDriverPlacement = 'process
   };
 }
 
-function loadModule(compiled: Promise<CompiledWasm> | undefined): Promise<QuickJSWASMModule> {
-  return newQuickJSWASMModuleFromVariant(
-    compiled ? newVariant(releaseVariant, { wasmModule: compiled }) : releaseVariant,
-  );
+function loadModule(compiled: Promise<CompiledWasm>): Promise<QuickJSWASMModule> {
+  return newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule: compiled }));
 }
 
-async function compileWasm(): Promise<CompiledWasm> {
-  const bytes = await readFile(
-    fileURLToPath(import.meta.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')),
-  );
-  return WebAssembly.compile(bytes);
+/**
+ * Compiles QuickJS's wasm, found the way `require` finds it, from this file or from the host
+ * bundle built from it (the same directory), so the bundle needs no copy of the wasm.
+ */
+function compileWasm(): Promise<CompiledWasm> {
+  const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  // The callback API: `node:fs/promises` would load a dozen more of Node's modules at every start.
+  return new Promise<Uint8Array>((resolve, reject) =>
+    readFile(wasmPath, (error, bytes) => (error ? reject(error) : resolve(bytes))),
+  ).then((bytes) => WebAssembly.compile(bytes));
 }
 
 /** The prelude's control functions (`GuestControl`), held by the engine only. */

@@ -4,7 +4,7 @@ import { quickjsInstructions } from './quickjs-instructions.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // The host always runs from the build (a plain `node` cannot run TypeScript sources).
-const hostScript = fileURLToPath(new URL('../dist/host.js', import.meta.url));
+const hostScript = fileURLToPath(new URL('../dist/host.cjs', import.meta.url));
 const threadScript = fileURLToPath(new URL('../dist/thread-worker.js', import.meta.url));
 
 // Node's permission model lets the host read exactly these: its code and its dependencies'.

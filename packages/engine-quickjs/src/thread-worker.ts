@@ -2,4 +2,4 @@
 import { createThreadTask } from '@ghost/code-mode/host';
 import { createQuickJSDriver } from './quickjs-driver.js';
 
-export default createThreadTask(createQuickJSDriver('thread'));
+export default createThreadTask(createQuickJSDriver());

@@ -12,7 +12,7 @@ import { IsolatedVmUnavailableError, isolatedVmProblem } from './isolated-vm-che
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // The host always runs from the build (a plain `node` cannot run TypeScript sources).
-const hostScript = fileURLToPath(new URL('../dist/host.js', import.meta.url));
+const hostScript = fileURLToPath(new URL('../dist/host.cjs', import.meta.url));
 
 // Node's permission model lets the host read exactly these: its code, its dependencies' and
 // isolated-vm's own directory, with its native addon (isolated-vm's dependencies only fetch or
