@@ -4,7 +4,7 @@ import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
-import type { GuestToolEntry, HostLimits, HostReuse } from './protocol.js';
+import { type GuestToolEntry, type HostLimits, type HostReuse, noRehearsalArgument } from './protocol.js';
 import { hostCpuAllowanceSeconds, hostMemoryAllowanceBytes } from './sandbox-factory.js';
 import { launchThreadHost } from './thread-host-link.js';
 
@@ -52,13 +52,17 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
     limits: context.limits,
     observationWindowMs: context.observationWindowMs,
     prewarm: context.prewarm,
-    launch: () =>
+    launch: (purpose) =>
       launchProcessHost({
         sandbox: context.sandbox,
         engine: options.engine,
         tools,
         limits,
-        command: { command: process.execPath, args, runtimePaths: options.runtimePaths },
+        command: {
+          command: process.execPath,
+          args: purpose === 'spare' ? args : [...args, noRehearsalArgument],
+          runtimePaths: options.runtimePaths,
+        },
         ...(context.placement === 'session' ? { reuse: sessionHostReuse } : {}),
       }),
   });

@@ -39,7 +39,14 @@ export interface HostLink {
 }
 
 /** What starts hosts for a session. */
-export type HostLauncher = () => HostLink;
+export type HostLauncher = (purpose: LaunchPurpose) => HostLink;
+
+/**
+ * Why a host is started: as the spare, ahead of the program it will serve, or for a program that
+ * is already waiting (no spare was ready). A process host rehearses only as a spare: the rehearsal
+ * saves its first program about a millisecond, and costs a waiting program several.
+ */
+export type LaunchPurpose = 'spare' | 'waiting-program';
 
 /** What a process host is set up with. */
 export interface ProcessHostOptions {

@@ -10,7 +10,7 @@ import type { ProgramToolCalls, ToolBroker } from './tool-broker.js';
 
 /** What a host session is built from. */
 export interface HostSessionOptions {
-  /** Starts one host for one program. */
+  /** Starts one host for one program (or, with reuse, for the programs that follow while they complete). */
   readonly launch: HostLauncher;
   readonly broker: ToolBroker;
   readonly limits: CodeModeLimits;
@@ -249,7 +249,7 @@ export class HostSession implements CodeModeSession {
   }
 
   #launchSpare(): Spare {
-    return this.#watchSpare(this.#options.launch());
+    return this.#watchSpare(this.#options.launch('spare'));
   }
 
   #watchSpare(link: HostLink): Spare {
@@ -278,7 +278,7 @@ export class HostSession implements CodeModeSession {
       const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
-      const link = spare?.link ?? this.#options.launch();
+      const link = spare?.link ?? this.#options.launch('waiting-program');
       // Owned by the session while it starts, so a close() meanwhile releases it too.
       this.#starting = link;
       try {

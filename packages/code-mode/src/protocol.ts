@@ -7,6 +7,12 @@ import type { JsonValue } from '@ghost/core';
  */
 export const protocolVersion = 1;
 
+/**
+ * The argument a process host is started with when a program is already waiting for it: the host
+ * says `hello` without rehearsing first (see `rehearseProgram`).
+ */
+export const noRehearsalArgument = '--ghost-no-rehearsal';
+
 /** One catalog entry as the guest's `tools` and `ALL_TOOLS` see it. */
 export interface GuestToolEntry {
   readonly name: string;

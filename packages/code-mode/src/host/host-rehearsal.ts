@@ -11,7 +11,9 @@ const rehearsalSource = 'console.log(await tools.warm({ n: 1 }));\nreturn [1, { 
  * handlers, the frame codec, output batching and the driver, on a loopback transport that answers
  * as a parent would. V8 compiles JavaScript lazily, on a function's first call, so without this
  * the first real program would pay for compiling every function it touches (about a millisecond);
- * the rehearsal is far too short to make V8 optimise anything.
+ * the rehearsal is far too short to make V8 optimise anything. `runProcessHost` rehearses only in
+ * a spare: a host started for a program that is already waiting says `hello` at once, since the
+ * rehearsal would cost that program several times the millisecond it saves.
  *
  * The rehearsal's guest is disposed like any other; a driver decides itself whether the engine
  * state under it may serve the next guest (QuickJS reuses a wasm module only after a program

@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import { encodeFrame, FrameDecoder } from '../frame-codec.js';
-import { protocolVersion } from '../protocol.js';
+import { noRehearsalArgument, protocolVersion } from '../protocol.js';
 import type { EngineDriver } from './engine-driver.js';
 import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
@@ -35,13 +35,14 @@ export function createDescriptorTransport(fd = 3): HostTransport & { close(): vo
 
 /**
  * The whole life of a process host: rehearse (see {@link rehearseProgram}), say hello, run one
- * program, and exit.
+ * program (or, set up with reuse, programs while they complete), and exit. A host started for a
+ * program that is already waiting (with `--ghost-no-rehearsal`) says hello at once.
  * An engine's host script is `runProcessHost(driver)` and nothing else.
  */
 export async function runProcessHost(driver: EngineDriver): Promise<void> {
   const transport = createDescriptorTransport();
   try {
-    await rehearseProgram(driver);
+    if (!process.argv.includes(noRehearsalArgument)) await rehearseProgram(driver);
     const served = serveProgram(driver, transport);
     transport.send({ type: 'hello', protocol: protocolVersion, engine: driver.engine });
     await served;
