@@ -1,6 +1,8 @@
 // The QuickJS engine host: the script the sandbox runs for each program. The build bundles it,
-// with everything it imports, into `dist/host.cjs`, the file the engine starts.
+// with everything it imports, into `dist/host.cjs`, the file the engine starts (from the startup
+// snapshot built from `host-snapshot.ts` where that one fits this Node).
 import { runProcessHost } from '@ghost/code-mode/host';
 import { createQuickJSDriver } from './quickjs-driver.js';
+import { readQuickJSWasm } from './quickjs-wasm.js';
 
-void runProcessHost(createQuickJSDriver());
+void runProcessHost(createQuickJSDriver(readQuickJSWasm()));

@@ -1,6 +1,7 @@
 import { type HostFrame, type HostTransport, rehearseProgram, serveProgram } from '@ghost/code-mode/host';
 import { describe, expect, it } from 'vitest';
 import { createQuickJSDriver } from './quickjs-driver.js';
+import { readQuickJSWasm } from './quickjs-wasm.js';
 
 const limits = { outputBytes: 10_000, memoryBytes: 32 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 };
 const echo = { name: 'echo', identifier: 'echo', description: 'Echoes.', inputSchema: {} };
@@ -29,7 +30,7 @@ function parentPlaying(source: string): { transport: HostTransport; frames: Host
 
 describe('the QuickJS driver in a host', () => {
   it('serves the real program after the rehearsal with nothing of the rehearsal in it', async () => {
-    const driver = createQuickJSDriver();
+    const driver = createQuickJSDriver(readQuickJSWasm());
     await rehearseProgram(driver);
     const { transport, frames } = parentPlaying(
       'console.log(ALL_TOOLS.map((tool) => tool.name).join());\nreturn await tools.echo({ said: "hi" });',
@@ -45,7 +46,7 @@ describe('the QuickJS driver in a host', () => {
   });
 
   it('gives the next guest a working engine after a program that failed', async () => {
-    const driver = createQuickJSDriver();
+    const driver = createQuickJSDriver(readQuickJSWasm());
     const failing = parentPlaying('throw new Error("boom")');
     await serveProgram(driver, failing.transport);
     expect(failing.frames.at(-1)).toMatchObject({ status: 'error', error: expect.stringContaining('boom') });

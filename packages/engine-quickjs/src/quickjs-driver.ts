@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs';
-import { createRequire } from 'node:module';
 import {
   describeInterrupt,
   type EngineDriver,
@@ -44,13 +42,13 @@ declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> }
  * ran completed: a module whose program hit an error or a limit is never used again, and the next
  * guest gets a fresh instance of the same compiled code.
  *
- * The driver compiles the wasm once and instantiates its first module as soon as it is created,
- * so a process host's rehearsal (see `rehearseProgram` in `@ghost/code-mode/host`) runs on that
- * module and hands it back clean for the real program; a worker thread, which serves many
- * programs, keeps what V8 optimised in one program for the next.
+ * The driver compiles `wasm` (QuickJS's wasm, see `readQuickJSWasm`) once and instantiates its
+ * first module as soon as it is created, so a process host's rehearsal (see `rehearseProgram` in
+ * `@ghost/code-mode/host`) runs on that module and hands it back clean for the real program; a
+ * worker thread, which serves many programs, keeps what V8 optimised in one program for the next.
  */
-export function createQuickJSDriver(): EngineDriver {
-  const compiled = compileWasm();
+export function createQuickJSDriver(wasm: Promise<Uint8Array>): EngineDriver {
+  const compiled = wasm.then((bytes) => WebAssembly.compile(bytes));
   let idle: Promise<QuickJSWASMModule> | undefined = loadModule(compiled);
   return {
     engine: 'quickjs',
@@ -68,18 +66,6 @@ export function createQuickJSDriver(): EngineDriver {
 
 function loadModule(compiled: Promise<CompiledWasm>): Promise<QuickJSWASMModule> {
   return newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule: compiled }));
-}
-
-/**
- * Compiles QuickJS's wasm, found the way `require` finds it, from this file or from the host
- * bundle built from it (the same directory), so the bundle needs no copy of the wasm.
- */
-function compileWasm(): Promise<CompiledWasm> {
-  const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-  // The callback API: `node:fs/promises` would load a dozen more of Node's modules at every start.
-  return new Promise<Uint8Array>((resolve, reject) =>
-    readFile(wasmPath, (error, bytes) => (error ? reject(error) : resolve(bytes))),
-  ).then((bytes) => WebAssembly.compile(bytes));
 }
 
 /** The prelude's control functions (`GuestControl`), held by the engine only. */

@@ -1,8 +1,18 @@
-import { openCodeModeSession } from '@ghost/code-mode';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineEngine, openCodeModeSession, openHostSession } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
 import Type from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  hostNodeOptions,
+  hostScript,
+  hostSnapshotBlob,
+  hostV8Options,
+  isHostSnapshotUsable,
+} from './host-start.js';
 import { quickjsEngine } from './quickjs-engine.js';
 
 /** A tool that never returns, so a program stays running while the test looks at its host. */
@@ -60,5 +70,72 @@ describe('how a QuickJS host starts', () => {
     const cold = await open(false);
     const result = await cold.execute('console.log("one"); [1, { ok: true }]');
     expect(result).toEqual({ status: 'completed', output: 'one\n', value: [1, { ok: true }] });
+  });
+});
+
+describe('the startup snapshot', () => {
+  const directories: string[] = [];
+  afterEach(async () => {
+    for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
+  });
+
+  it('is what hosts start from once the build made one for this Node', async () => {
+    expect(isHostSnapshotUsable()).toBe(true);
+    expect(hostNodeOptions()).toContain(`--snapshot-blob=${hostSnapshotBlob}`);
+    const opened = await openCodeModeSession({
+      engine: quickjsEngine,
+      sandbox: 'unrestricted',
+      tools: [forever],
+    });
+    try {
+      const [spare] = await waitFor(hostCommands, (commands) => commands.length === 1);
+      expect(spare).toContain('--snapshot-blob=');
+      expect(await opened.session.execute('"from the snapshot"')).toMatchObject({
+        value: 'from the snapshot',
+      });
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('is not used when another Node built it, or when it is gone', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'ghost-snapshot-test-'));
+    directories.push(directory);
+    const files = { blob: join(directory, 'host.blob'), stamp: join(directory, 'host.blob.json') };
+    await copyFile(hostSnapshotBlob, files.blob);
+    const stamp = JSON.parse(await readFile(`${hostSnapshotBlob}.json`, 'utf8')) as Record<string, unknown>;
+    await writeFile(files.stamp, JSON.stringify(stamp));
+    expect(isHostSnapshotUsable(files)).toBe(true);
+    await writeFile(files.stamp, JSON.stringify({ ...stamp, node: 'v20.0.0 linux-x64' }));
+    expect(isHostSnapshotUsable(files)).toBe(false);
+    await writeFile(files.stamp, JSON.stringify({ ...stamp, v8Options: [] }));
+    expect(isHostSnapshotUsable(files)).toBe(false);
+    await writeFile(files.stamp, JSON.stringify(stamp));
+    await rm(files.blob);
+    expect(isHostSnapshotUsable(files)).toBe(false);
+  });
+
+  it('is not needed: a host started from the script runs programs the same', async () => {
+    const fromScript = defineEngine({
+      ...quickjsEngine,
+      open: (context) =>
+        openHostSession(context, {
+          engine: 'quickjs',
+          hostScript,
+          runtimePaths: quickjsEngine.runtimePaths,
+          nodeOptions: hostV8Options,
+        }),
+    });
+    for (const prewarm of [true, false]) {
+      const opened = await openCodeModeSession({ engine: fromScript, sandbox: 'unrestricted', prewarm });
+      try {
+        if (prewarm) await waitFor(hostCommands, (commands) => commands.length === 1);
+        expect(await hostCommands()).not.toContainEqual(expect.stringContaining('--snapshot-blob'));
+        const result = await opened.session.execute('console.log("one"); [1, { ok: true }]');
+        expect(result).toEqual({ status: 'completed', output: 'one\n', value: [1, { ok: true }] });
+      } finally {
+        await opened.close();
+      }
+    }
   });
 });

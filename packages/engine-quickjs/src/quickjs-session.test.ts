@@ -8,6 +8,7 @@ import Type from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createQuickJSDriver } from './quickjs-driver.js';
 import { quickjsEngine } from './quickjs-engine.js';
+import { readQuickJSWasm } from './quickjs-wasm.js';
 
 // One sandboxed host serves a session's programs: every conformance case still holds, in bubblewrap.
 describeEngineConformance({ engine: quickjsEngine, sandbox: bwrapSandbox, placement: 'session' });
@@ -113,7 +114,7 @@ describe('a reusable host', () => {
         listener = next;
       },
     };
-    const served = serveProgram(createQuickJSDriver(), transport);
+    const served = serveProgram(createQuickJSDriver(readQuickJSWasm()), transport);
     const limits = { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 };
     listener?.({ type: 'setup', tools: [], limits, reuse });
     return { served, sent };

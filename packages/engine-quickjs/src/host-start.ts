@@ -1,0 +1,145 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { quickjsWasmPath } from './quickjs-wasm.js';
+
+// From src/ (tests) and from dist/ alike: both sit one level below the package root.
+const packageFile = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
+/** The host script (a plain `node` cannot run TypeScript sources, so always the build's bundle). */
+export const hostScript = packageFile('dist/host.cjs');
+const snapshotScript = packageFile('dist/host-snapshot.cjs');
+/** Where `ghost-quickjs-snapshot` puts the startup snapshot, and what it was built with. */
+export const hostSnapshotBlob = packageFile('dist/host.blob');
+const hostSnapshotStamp = packageFile('dist/host.blob.json');
+
+/**
+ * V8 starts wasm on its baseline compiler and re-compiles hot functions with its optimising one.
+ * A host serves one program, and at the default threshold V8 starts optimising QuickJS's
+ * interpreter while the host is still starting, which cost several times the CPU of the rest of
+ * the start. With this threshold only a program that computes for a long while gets optimised.
+ * A startup snapshot holds V8's flags, so it is built with these too.
+ */
+export const hostV8Options = Object.freeze(['--wasm-tiering-budget=2000000000']);
+
+/** What a snapshot fits: Node refuses to start from one built by another binary or with other V8 flags. */
+interface SnapshotStamp {
+  readonly node: string;
+  readonly execPath: string;
+  readonly execBytes: number;
+  readonly execModifiedMs: number;
+  readonly v8Options: readonly string[];
+}
+
+function currentStamp(): SnapshotStamp {
+  const execPath = realpathSync(process.execPath);
+  const binary = statSync(execPath);
+  return {
+    node: `${process.version} ${process.platform}-${process.arch}`,
+    execPath,
+    execBytes: binary.size,
+    execModifiedMs: binary.mtimeMs,
+    v8Options: hostV8Options,
+  };
+}
+
+/** Where a startup snapshot and its stamp are. */
+export interface HostSnapshotFiles {
+  readonly blob: string;
+  readonly stamp: string;
+}
+
+const builtSnapshot: HostSnapshotFiles = { blob: hostSnapshotBlob, stamp: hostSnapshotStamp };
+
+/** Whether the startup snapshot exists and was built by this very Node with the host's flags. */
+export function isHostSnapshotUsable(files: HostSnapshotFiles = builtSnapshot): boolean {
+  try {
+    const built = JSON.parse(readFileSync(files.stamp, 'utf8')) as unknown;
+    return JSON.stringify(built) === JSON.stringify(currentStamp()) && statSync(files.blob).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The Node options a QuickJS process host starts with: the host's V8 flags and, when a startup
+ * snapshot fits this Node, `--snapshot-blob`. Node then runs the snapshot's main function instead
+ * of the host script (which stays on the command line as `argv[1]`), skipping the ~8 ms of loading
+ * and compiling the host's code and Node's own modules at every start.
+ */
+export function hostNodeOptions(): readonly string[] {
+  return isHostSnapshotUsable() ? [...hostV8Options, `--snapshot-blob=${hostSnapshotBlob}`] : hostV8Options;
+}
+
+/**
+ * Builds the host's startup snapshot for the Node running this, from the bundled snapshot script,
+ * and checks that a host starts from it (says `hello` on fd 3) before putting it in place. A
+ * snapshot that does not fit is removed, so hosts start from the script.
+ *
+ * @throws Error with Node's output when the snapshot cannot be built or a host cannot start from it.
+ */
+export async function buildHostSnapshot(): Promise<void> {
+  const building = `${hostSnapshotBlob}.${process.pid}.tmp`;
+  rmSync(hostSnapshotStamp, { force: true });
+  try {
+    await run([
+      ...hostV8Options,
+      '--snapshot-blob',
+      building,
+      '--build-snapshot',
+      snapshotScript,
+      quickjsWasmPath(),
+    ]);
+    await saysHello([...hostV8Options, `--snapshot-blob=${building}`, hostScript]);
+    renameSync(building, hostSnapshotBlob);
+    writeFileSync(hostSnapshotStamp, `${JSON.stringify(currentStamp(), null, 2)}\n`);
+  } catch (error) {
+    rmSync(building, { force: true });
+    rmSync(hostSnapshotBlob, { force: true });
+    throw error;
+  }
+}
+
+/** Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0. */
+function run(args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`node ${args.join(' ')} failed (${code ?? signal}): ${stderr.trim()}`));
+    });
+  });
+}
+
+/** Starts a host with `args` and resolves once it writes its first frame (`hello`) on fd 3. */
+function saysHello(args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let isDone = false;
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    const timer = setTimeout(() => finish(new Error('no hello within 10 s')), 10_000);
+    const finish = (error?: Error) => {
+      if (isDone) return;
+      isDone = true;
+      clearTimeout(timer);
+      const settle = () =>
+        error
+          ? reject(new Error(`A host did not start from the snapshot: ${error.message} ${stderr.trim()}`))
+          : resolve();
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return settle();
+      child.once('exit', settle);
+      child.kill('SIGKILL');
+    };
+    child.stdio[3]?.once('data', () => finish());
+    child.on('error', finish);
+    child.on('exit', (code, signal) => finish(new Error(`it exited (${code ?? signal})`)));
+  });
+}
