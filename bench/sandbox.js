@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unrestrictedSandbox } from '@ghost/code-mode';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
+import { bwrapSandbox, createBwrapSandbox } from '@ghost/sandbox-bwrap';
 import { coldExec, programsPerSecond, roundTrip, warmExec } from './code-mode.js';
 import { measureSamples } from './measure.js';
 
@@ -52,6 +52,13 @@ export async function sandboxFigures() {
   const inBwrap = { sandbox: bwrapSandbox };
   results.push(await warmExec('code mode in bwrap: warm exec of `1` (prewarmed)', inBwrap));
   results.push(await coldExec('code mode in bwrap: cold exec of `1` (no spare)', inBwrap));
+  // Joining a cgroup can block for a kernel grace period (cgroup v1 here: ~10-15 ms when no other
+  // process joined one just before); without cgroups memory is sampled and `processes` refused.
+  results.push(
+    await coldExec('code mode in bwrap, cgroups off: cold exec of `1` (no spare)', {
+      sandbox: createBwrapSandbox({ cgroups: 'off' }),
+    }),
+  );
   const throughput = await programsPerSecond(inBwrap, 10);
   // placement 'session': one sandboxed host serves the session's programs, each in a fresh guest.
   const sessionHost = { ...inBwrap, placement: 'session' };
