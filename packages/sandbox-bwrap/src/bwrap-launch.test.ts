@@ -18,7 +18,7 @@ function launch(
     {
       tools: { bash: bash!, prlimit: prlimit!, bwrap: '/bin/sh' },
       keepBelow: options.keepBelow,
-      cgroupProcsFiles: [],
+      cgroupJoinFiles: [],
       limits: options.limits ?? {},
     },
     ['-c', script],

@@ -12,19 +12,20 @@ export interface HostTools {
 }
 
 /**
- * Runs as `bash -c launcherScript ghost-launch <keep> <procs files…> -- <command…>`. Node's spawn
+ * Runs as `bash -c launcherScript ghost-launch <keep> <cgroup join files…> -- <command…>`. Node's spawn
  * passes on every descriptor the parent inherited without close-on-exec (a harness's pipe, a
  * directory fd that would defeat the mount namespace), and bubblewrap passes on what it is given,
- * so the launcher closes every fd from `<keep>` up before anything else runs. Then it writes its
- * own pid into each cgroup's `cgroup.procs`, so bubblewrap and everything below it start inside
- * the limits, with no window in which a process runs outside them.
+ * so the launcher closes every fd from `<keep>` up before anything else runs. Then it joins each
+ * cgroup by writing `0` (the writing task itself) to the cgroup's join file (see
+ * `SandboxCgroup.joinFiles`), so bubblewrap and everything below it start inside the limits, with
+ * no window in which a process runs outside them.
  */
 const launcherScript = [
   'keep=$1; shift',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash parameter expansion, not a template.
   'for f in /proc/$$/fd/*; do fd=${f##*/}; if [ "$fd" -ge "$keep" ]; then eval "exec $fd>&-"; fi; done',
   'while [ "$1" != "--" ]; do',
-  '  echo $$ 2>/dev/null > "$1" || { echo "ghost-launch: cannot join the cgroup $1" >&2; exit 125; }',
+  '  echo 0 2>/dev/null > "$1" || { echo "ghost-launch: cannot join the cgroup $1" >&2; exit 125; }',
   '  shift',
   'done',
   'shift',
@@ -39,7 +40,7 @@ export interface LaunchOptions {
   readonly tools: HostTools;
   /** The lowest descriptor the launcher closes: everything below it is a pipe Node set up on purpose. */
   readonly keepBelow: number;
-  readonly cgroupProcsFiles: readonly string[];
+  readonly cgroupJoinFiles: readonly string[];
   readonly limits: SandboxLimits;
 }
 
@@ -66,7 +67,7 @@ export function launchCommand(options: LaunchOptions, bwrapArguments: readonly s
       launcherScript,
       'ghost-launch',
       String(options.keepBelow),
-      ...options.cgroupProcsFiles,
+      ...options.cgroupJoinFiles,
       '--',
       options.tools.prlimit,
       ...rlimits,

@@ -73,7 +73,7 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     {
       tools: options.tools,
       keepBelow: infoFd + 1,
-      cgroupProcsFiles: options.cgroup?.procsFiles ?? [],
+      cgroupJoinFiles: options.cgroup?.joinFiles ?? [],
       limits: plan.limits,
     },
     args,
