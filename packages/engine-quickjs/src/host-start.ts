@@ -138,7 +138,16 @@ function saysHello(args: readonly string[]): Promise<void> {
       child.once('exit', settle);
       child.kill('SIGKILL');
     };
-    child.stdio[3]?.once('data', () => finish());
+    // The first frame: a 4-byte big-endian length, then the JSON of `hello`.
+    let received = Buffer.alloc(0);
+    child.stdio[3]?.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length < 4 || received.length < 4 + received.readUInt32BE(0)) return;
+      const frame = received.subarray(4, 4 + received.readUInt32BE(0)).toString('utf8');
+      finish(
+        frame.includes('"type":"hello"') ? undefined : new Error(`its first frame was ${frame.slice(0, 80)}`),
+      );
+    });
     child.on('error', finish);
     child.on('exit', (code, signal) => finish(new Error(`it exited (${code ?? signal})`)));
   });
