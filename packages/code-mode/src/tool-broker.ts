@@ -43,7 +43,9 @@ export class ProgramToolCalls {
   readonly #catalog: ToolCatalog;
   readonly #callTool: BrokerCallTool;
   readonly #limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency'>;
-  readonly #controller = new AbortController();
+  /** Made for the first call that runs: most programs end with none in flight, and then nothing is aborted. */
+  #controller: AbortController | undefined;
+  #isEnded = false;
   readonly #waiting: (() => void)[] = [];
   #artifacts: Artifact[] = [];
   #accepted = 0;
@@ -65,7 +67,7 @@ export class ProgramToolCalls {
 
   /** True once the program ended; later results are dropped. */
   get isEnded(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#isEnded;
   }
 
   /** Runs one guest call. Never rejects: a failure is a result the program receives as a rejection. */
@@ -87,6 +89,7 @@ export class ProgramToolCalls {
     await this.#enter();
     try {
       if (this.isEnded) return { callId, ok: false, error: 'The program ended before this call ran.' };
+      this.#controller ??= new AbortController();
       let outcome: ToolCallOutcome;
       try {
         outcome = await this.#callTool({
@@ -117,10 +120,15 @@ export class ProgramToolCalls {
     return taken;
   }
 
-  /** Ends the program's calls: in-flight calls see their signal abort, queued ones never run. */
+  /**
+   * Ends the program's calls: in-flight calls see their signal abort, queued ones never run. With
+   * no call in flight (the usual end of a program) there is nothing to abort, and aborting costs
+   * an error's stack trace and an event dispatch between a program's `done` and its result.
+   */
   end(reason = 'The program ended.'): void {
-    if (this.isEnded) return;
-    this.#controller.abort(new Error(reason));
+    if (this.#isEnded) return;
+    this.#isEnded = true;
+    if (this.#inFlight > 0) this.#controller?.abort(new Error(reason));
     for (const start of this.#waiting.splice(0)) start();
   }
 
