@@ -25,7 +25,9 @@ const forever = defineTool({
 
 /** The command lines of this process's engine hosts. */
 async function hostCommands(): Promise<string[]> {
-  return (await descendantProcesses()).map((found) => found.command).filter((line) => /host/.test(line));
+  return (await descendantProcesses())
+    .map((found) => found.command)
+    .filter((line) => line.includes('dist/host.cjs'));
 }
 
 async function waitFor<T>(read: () => Promise<T>, isDone: (value: T) => boolean): Promise<T> {
