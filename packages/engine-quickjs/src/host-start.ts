@@ -1,6 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { FrameDecoder } from '@ghost/code-mode/host';
 import { quickjsWasmPath } from './quickjs-wasm.js';
 
 // From src/ (tests) and from dist/ alike: both sit one level below the package root.
@@ -101,20 +103,7 @@ export async function buildHostSnapshot(): Promise<void> {
 }
 
 /** Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0. */
-function run(args: readonly string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      stderr += text;
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`node ${args.join(' ')} failed (${code ?? signal}): ${stderr.trim()}`));
-    });
-  });
-}
+const run = (args: readonly string[]) => promisify(execFile)(process.execPath, args, { env: {} });
 
 /** Starts a host with `args` and resolves once it writes its first frame (`hello`) on fd 3. */
 function saysHello(args: readonly string[]): Promise<void> {
@@ -138,15 +127,18 @@ function saysHello(args: readonly string[]): Promise<void> {
       child.once('exit', settle);
       child.kill('SIGKILL');
     };
-    // The first frame: a 4-byte big-endian length, then the JSON of `hello`.
-    let received = Buffer.alloc(0);
+    const decoder = new FrameDecoder();
     child.stdio[3]?.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      if (received.length < 4 || received.length < 4 + received.readUInt32BE(0)) return;
-      const frame = received.subarray(4, 4 + received.readUInt32BE(0)).toString('utf8');
-      finish(
-        frame.includes('"type":"hello"') ? undefined : new Error(`its first frame was ${frame.slice(0, 80)}`),
-      );
+      let first: unknown;
+      try {
+        [first] = decoder.push(chunk);
+      } catch (error) {
+        finish(error as Error);
+        return;
+      }
+      if (first === undefined) return; // not a whole frame yet
+      const type = (first as { type?: unknown }).type;
+      finish(type === 'hello' ? undefined : new Error(`its first frame was '${String(type)}', not hello`));
     });
     child.on('error', finish);
     child.on('exit', (code, signal) => finish(new Error(`it exited (${code ?? signal})`)));
