@@ -432,6 +432,16 @@ const noNode =
   canSandbox && nodeIsVisible ? '' : '(skipped: needs a working /usr/bin/bwrap and a node under /usr)';
 // The i386 and x32 ABIs exist only beside x86_64; on arm64 there is nothing to try.
 const noX32 = hostArchitecture === 'x64' ? '' : '(skipped: the i386 and x32 ABIs exist only on x86_64)';
+// Some kernels and hypervisors fault `int 0x80` from 64-bit code before seccomp sees it (IA-32
+// emulation off): the call is denied anyway, but there is nothing for the filter to kill. The
+// control run, with no filter, tells which kind of machine this is.
+const i386Works =
+  canProbe &&
+  hostArchitecture === 'x64' &&
+  runSandboxed(undefined, ['/probe/probe', 'i386_getpid']).status === 0;
+const noI386 = i386Works
+  ? ''
+  : '(skipped: without any filter `int 0x80` already faults on this machine, IA-32 emulation is off, so no i386 call reaches seccomp)';
 
 describe('in a bubblewrap sandbox', () => {
   it.skipIf(!canProbe)(
@@ -461,9 +471,15 @@ describe('in a bubblewrap sandbox', () => {
   });
 
   it.skipIf(!canProbe || hostArchitecture !== 'x64')(
-    `on x86_64 an i386 system call kills the process and x32 calls fail with EPERM ${noProbe || noX32}`,
+    `on x86_64 x32 system calls fail with EPERM ${noProbe || noX32}`,
     () => {
       expect(probe(open(), ['x32_getpid'])).toEqual({ x32_getpid: EPERM });
+    },
+  );
+
+  it.skipIf(!canProbe || hostArchitecture !== 'x64' || !i386Works)(
+    `on x86_64 an i386 system call kills the process ${noProbe || noX32 || noI386}`,
+    () => {
       const run = runSandboxed(open(), ['/probe/probe', 'i386_getpid']);
       expect(run.stdout).toBe('');
       expect(run.status).toBe(128 + constants.signals.SIGSYS); // bwrap reports the signal like a shell
