@@ -126,10 +126,19 @@ export class RunStateError extends GhostError {
   }
 }
 
-/** The model failed or broke its contract (a stream error, a malformed part). Ends the run as `failed`. */
+/**
+ * The model failed or broke its contract (a stream error, a malformed part). Ends the run as
+ * `failed`. Providers throw its subclasses (`ModelRateLimitError`, ...); `isRetryable` says
+ * whether trying the same request again may succeed.
+ */
 export class ModelError extends GhostError {
   constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
     super(message, { code: 'MODEL_FAILED', ...options });
+  }
+
+  /** Whether the same request may succeed if sent again (rate limits, unavailable providers). */
+  get isRetryable(): boolean {
+    return false;
   }
 }
 

@@ -35,17 +35,36 @@ export type {
   Artifact,
   JsonSchema,
   ModelAssistantMessage,
+  ModelFilePart,
   ModelFinishReason,
+  ModelImagePart,
   ModelMessage,
+  ModelOutputFormat,
+  ModelReasoning,
   ModelRequest,
+  ModelRetryNotice,
+  ModelSettings,
   ModelStreamOptions,
   ModelStreamPart,
+  ModelTextPart,
   ModelToolCall,
   ModelToolDefinition,
   ModelToolMessage,
+  ModelUserContentPart,
   ModelUserMessage,
   ModelV1,
+  ProviderOptions,
 } from './model.js';
+export {
+  ModelAuthenticationError,
+  ModelContentFilterError,
+  ModelContextOverflowError,
+  type ModelErrorFacts,
+  ModelRateLimitError,
+  ModelResponseError,
+  ModelUnavailableError,
+  OutputValidationError,
+} from './model-errors.js';
 export { type Closeable, type Closer, Run, type RunResult, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';

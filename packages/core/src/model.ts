@@ -22,10 +22,57 @@ export interface Artifact {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
-/** A message the user sent. */
+/** Text in a user's message. */
+export interface ModelTextPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+
+/**
+ * An image in a user's message: its bytes, base64 text, or a URL (`https:` for providers that
+ * fetch it, `data:` for inline bytes). `mediaType` is required for bytes and base64.
+ */
+export interface ModelImagePart {
+  readonly type: 'image';
+  readonly data: Uint8Array | string | URL;
+  /** Such as `image/png`; taken from a `data:` URL when not given. */
+  readonly mediaType?: string;
+}
+
+/** A file in a user's message (a PDF, say): its bytes, base64 text, or a URL. */
+export interface ModelFilePart {
+  readonly type: 'file';
+  readonly data: Uint8Array | string | URL;
+  /** Such as `application/pdf`. */
+  readonly mediaType: string;
+  readonly filename?: string;
+}
+
+/** One part of a user's message. */
+export type ModelUserContentPart = ModelTextPart | ModelImagePart | ModelFilePart;
+
+/** A message the user sent: text, or parts (text, images, files). */
 export interface ModelUserMessage {
   readonly role: 'user';
-  readonly content: string;
+  readonly content: string | readonly ModelUserContentPart[];
+}
+
+/**
+ * Reasoning a model produced, kept so it can go back to the same provider on the next turn:
+ * Anthropic requires signed thinking blocks back unchanged, and OpenAI's reasoning items carry
+ * encrypted content. Other providers receive nothing of it.
+ */
+export interface ModelReasoning {
+  /** The reasoning text (or summary) as the provider streamed it; may be empty when redacted. */
+  readonly text: string;
+  /** The provider that produced it, such as `anthropic`; only that provider is sent it back. */
+  readonly provider: string;
+  /** The provider's signature over the text (Anthropic thinking blocks). */
+  readonly signature?: string;
+  /** Opaque reasoning the provider returned redacted or encrypted, sent back unchanged. */
+  readonly redactedData?: string;
+  /** The provider's id for the reasoning item (OpenAI Responses). */
+  readonly id?: string;
 }
 
 /** A message the model produced earlier in the conversation, with the tool calls it made. */
@@ -33,6 +80,8 @@ export interface ModelAssistantMessage {
   readonly role: 'assistant';
   readonly content: string;
   readonly toolCalls?: readonly ModelToolCall[];
+  /** The reasoning that preceded this answer, in order, for providers that need it back. */
+  readonly reasoning?: readonly ModelReasoning[];
 }
 
 /** The result of one tool call, answering the assistant message that made it. */
@@ -57,30 +106,88 @@ export interface ModelToolDefinition {
   readonly inputSchema: JsonSchema;
 }
 
+/**
+ * Ask the model to answer with JSON matching `schema` (structured output). Providers use their
+ * native JSON-schema mode where they have one; the agent validates the answer either way.
+ */
+export interface ModelOutputFormat {
+  readonly type: 'json';
+  readonly schema: JsonSchema;
+  /** A name for the schema, for providers that want one. Default `output`. */
+  readonly name?: string;
+  readonly description?: string;
+}
+
+/** Sampling settings; a provider passes on those it supports and ignores the rest. */
+export interface ModelSettings {
+  readonly temperature?: number;
+  readonly topP?: number;
+  /** The most tokens the model may produce in one turn. */
+  readonly maxOutputTokens?: number;
+  readonly stopSequences?: readonly string[];
+  readonly seed?: number;
+}
+
+/**
+ * Options for one provider, keyed by its name: `{ openai: { reasoning: { effort: 'low' } } }`.
+ * Each provider reads only its own key and passes it into its request body.
+ */
+export type ProviderOptions = Readonly<Record<string, JsonObject>>;
+
 /** Everything a model needs for one turn. */
 export interface ModelRequest {
   /** The system instructions. */
   readonly instructions: string;
   readonly messages: readonly ModelMessage[];
   readonly tools: readonly ModelToolDefinition[];
+  /** When set, the answer must be JSON matching this format. */
+  readonly output?: ModelOutputFormat;
+  readonly settings?: ModelSettings;
+  readonly providerOptions?: ProviderOptions;
 }
 
 /** Why the model stopped producing output. */
 export type ModelFinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
 
+/** Why a provider is about to retry a request, as its `retry` part reports it. */
+export interface ModelRetryNotice {
+  /** The attempt about to start: 2 for the first retry. */
+  readonly attempt: number;
+  /** How long the provider waits before it. */
+  readonly delayMs: number;
+  /** The error of the attempt that failed (a `ModelError` subclass). */
+  readonly error: Error;
+}
+
 /**
  * One part of a model's streamed answer. Tool calls arrive as `tool-call-start` (id and name),
  * any number of `tool-call-delta` (pieces of the arguments' JSON text) and `tool-call-stop`,
- * matched by `index`. A stream ends with one `finish`.
+ * matched by `index`; calls may interleave. Reasoning streams as `reasoning-delta`s, and each
+ * block ends with `reasoning-end` carrying what must go back to the provider next turn. `retry`
+ * parts come before anything else, one per retried attempt. A stream ends with one `finish`.
  */
 export type ModelStreamPart =
   | { readonly type: 'text-delta'; readonly text: string }
   | { readonly type: 'reasoning-delta'; readonly text: string }
+  | { readonly type: 'reasoning-end'; readonly reasoning: ModelReasoning }
   | { readonly type: 'tool-call-start'; readonly index: number; readonly id: string; readonly name: string }
   | { readonly type: 'tool-call-delta'; readonly index: number; readonly argumentsDelta: string }
   | { readonly type: 'tool-call-stop'; readonly index: number }
   | { readonly type: 'usage'; readonly usage: UsageInit }
-  | { readonly type: 'finish'; readonly reason: ModelFinishReason };
+  | {
+      readonly type: 'response-metadata';
+      /** The provider's id for this response. */
+      readonly id?: string;
+      /** The model that answered, as the provider names it (may differ from the one asked for). */
+      readonly modelId?: string;
+    }
+  | ({ readonly type: 'retry' } & ModelRetryNotice)
+  | {
+      readonly type: 'finish';
+      readonly reason: ModelFinishReason;
+      /** The provider's own value, such as `end_turn` or `max_output_tokens`. */
+      readonly rawReason?: string;
+    };
 
 /** Options for one streamed model call. */
 export interface ModelStreamOptions {
@@ -91,6 +198,13 @@ export interface ModelStreamOptions {
 /**
  * The contract every model provider implements. A provider package exports a factory that
  * returns one of these; Ghost calls `stream` once per turn.
+ *
+ * A provider maps failures to the `ModelError` family (`ModelAuthenticationError`,
+ * `ModelRateLimitError`, `ModelContextOverflowError`, `ModelContentFilterError`,
+ * `ModelUnavailableError`, `ModelResponseError`), retries only before its first part with
+ * `retryModelRequest` from `@ghost/core/provider` (so every retry is a visible `retry` part), and
+ * stops its request at once when `options.signal` aborts. A stream that ends without `finish`
+ * is a `ModelResponseError`, never a silent success.
  *
  * @example
  * ```ts
