@@ -1,10 +1,13 @@
 export {
   type Agent,
   type AgentDefinition,
+  type AgentInput,
   type AgentLimits,
   type AskOptions,
+  type AskOptionsWithOutput,
   defaultAgentLimits,
   defineAgent,
+  type OutputOf,
 } from './agent.js';
 export type {
   AgentCodeMode,
