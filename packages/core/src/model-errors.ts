@@ -10,7 +10,8 @@ export interface ModelErrorFacts {
   readonly requestId?: string;
 }
 
-type ModelErrorInit = Partial<GhostErrorOptions> & ModelErrorFacts;
+/** What a model error's constructor takes: the usual error options and the facts of the failed request. */
+export type ModelErrorInit = Partial<GhostErrorOptions> & ModelErrorFacts;
 
 function detailsOf(init: ModelErrorInit): Record<string, unknown> {
   const { statusCode, provider, requestId } = init;

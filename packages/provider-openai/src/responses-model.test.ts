@@ -402,6 +402,15 @@ describe('failed requests', () => {
     expect((error as Error).message).toMatch(/^Could not reach openai/);
   });
 
+  it('a server that does not start answering within timeoutMs is a ModelUnavailableError', async () => {
+    server.reply(() => {
+      // Never answers: no status line, no headers.
+    });
+    const { error } = await collectUntilError(provider({ timeoutMs: 100, maxRetries: 0 })('gpt-4.1'));
+    expect(ModelUnavailableError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^Could not reach openai: .*timed out/i);
+  });
+
   it.each([
     ['end', 'ended before the response completed'],
     ['destroy', 'broke off mid-answer'],

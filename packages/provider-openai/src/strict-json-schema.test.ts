@@ -26,7 +26,9 @@ describe('isStrictJsonSchema', () => {
 
   it('refuses optional properties, open objects, unsupported keywords and non-object roots', () => {
     expect(isStrictJsonSchema({ ...closed({ a: { type: 'string' } }), required: [] })).toBe(false);
-    expect(isStrictJsonSchema({ ...closed({ a: { type: 'string' } }), additionalProperties: true })).toBe(false);
+    expect(isStrictJsonSchema({ ...closed({ a: { type: 'string' } }), additionalProperties: true })).toBe(
+      false,
+    );
     expect(isStrictJsonSchema(closed({ a: { type: 'object', properties: {} } }))).toBe(false);
     expect(isStrictJsonSchema(closed({ a: { allOf: [{ type: 'string' }] } }))).toBe(false);
     expect(isStrictJsonSchema(closed({ a: { type: 'string', minLength: 1 } }))).toBe(false);
