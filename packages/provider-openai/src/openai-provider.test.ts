@@ -83,19 +83,27 @@ describe('registry plugins', () => {
     });
   });
 
-  it('load by package name, as the registry imports built-in providers', async () => {
+  it('load by their built-in names, as the registry imports them on first use', async () => {
+    // From this package rather than the application's directory: the repository root does not
+    // depend on @ghost/provider-openai.
     const runtime = createRuntime({ importModule: (specifier) => import(specifier) });
-    const responses = await runtime.registry.model('openai:gpt-5');
-    expect(responses).toMatchObject({
-      specificationVersion: 'model-v1',
+    expect(await runtime.registry.model('openai:gpt-5')).toMatchObject({
       provider: 'openai',
       modelId: 'gpt-5',
     });
-    // Not in core's built-in table yet: the integrator maps these names to the subpaths.
-    const chat = await import('@ghost/provider-openai/chat');
-    const compatible = await import('@ghost/provider-openai/compatible');
-    expect(chat.default.name).toBe('openai-chat');
-    expect(compatible.default.name).toBe('openai-compatible');
+    expect(await runtime.registry.model('openai-chat:gpt-4.1')).toMatchObject({
+      provider: 'openai-chat',
+      modelId: 'gpt-4.1',
+    });
+    expect(
+      await runtime.registry.model('openai-compatible:http://127.0.0.1:11434/v1#qwen2.5-coder'),
+    ).toMatchObject({
+      provider: 'openai-compatible',
+      modelId: 'http://127.0.0.1:11434/v1#qwen2.5-coder',
+    });
+    await expect(runtime.registry.model('openai-compatible:qwen2.5-coder')).rejects.toThrow(
+      ConfigurationError,
+    );
   });
 
   it("a provider's own plugins register with a runtime and serve 'openai:' model ids", async () => {
