@@ -49,7 +49,7 @@ export class OpenAIChatModel implements ModelV1 {
     yield* retryModelRequest(
       (attemptSignal) =>
         streamAttempt(
-          () => client.chat.completions.create(body, { signal: attemptSignal }),
+          (streamSignal) => client.chat.completions.create(body, { signal: streamSignal }),
           new ChatStreamReader(failure),
           attemptSignal,
           failure,

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import {
   ConfigurationError,
   ModelAuthenticationError,
@@ -469,6 +470,16 @@ describe('aborting', () => {
     await server.requests[0]?.closed;
     expect(server.requests[0]?.isReplyFinished()).toBe(false);
     expect(parts).not.toContain('finish');
+  });
+
+  it('leaves no listener on a signal that many requests shared', async () => {
+    const controller = new AbortController();
+    const model = provider()('gpt-4.1');
+    for (let turn = 0; turn < 12; turn += 1) {
+      server.reply(responsesStream(textAnswer([`turn ${turn}`])));
+      expect(textOf(await collectParts(model, requestOf(), controller.signal))).toBe(`turn ${turn}`);
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('an already aborted signal sends nothing', async () => {

@@ -44,7 +44,7 @@ export class OpenAIResponsesModel implements ModelV1 {
     yield* retryModelRequest(
       (attemptSignal) =>
         streamAttempt(
-          () => client.responses.create(body, { signal: attemptSignal }),
+          (streamSignal) => client.responses.create(body, { signal: streamSignal }),
           new ResponsesStreamReader(failure),
           attemptSignal,
           failure,

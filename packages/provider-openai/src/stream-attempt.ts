@@ -20,14 +20,34 @@ export interface StreamEventReader<Event> {
  * stream complete.
  */
 export async function* streamAttempt<Event>(
-  open: () => Promise<AsyncIterable<Event>>,
+  open: (signal: AbortSignal) => Promise<AsyncIterable<Event>>,
+  reader: StreamEventReader<Event>,
+  signal: AbortSignal,
+  context: FailureContext,
+): AsyncGenerator<ModelStreamPart> {
+  // The SDK adds an abort listener to the signal it is given and never removes it; a signal of
+  // this attempt's own, linked to the caller's while the attempt lasts, keeps a long run's
+  // signal from gathering one listener per turn.
+  const attempt = new AbortController();
+  const forwardAbort = () => attempt.abort(signal.reason);
+  signal.addEventListener('abort', forwardAbort, { once: true });
+  if (signal.aborted) forwardAbort();
+  try {
+    yield* readStream(open, reader, attempt.signal, context);
+  } finally {
+    signal.removeEventListener('abort', forwardAbort);
+  }
+}
+
+async function* readStream<Event>(
+  open: (signal: AbortSignal) => Promise<AsyncIterable<Event>>,
   reader: StreamEventReader<Event>,
   signal: AbortSignal,
   context: FailureContext,
 ): AsyncGenerator<ModelStreamPart> {
   let events: AsyncIterable<Event>;
   try {
-    events = await open();
+    events = await open(signal);
   } catch (error) {
     throw openFailure(error, signal, context);
   }
