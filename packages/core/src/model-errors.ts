@@ -42,18 +42,33 @@ export class ModelAuthenticationError extends ModelError {
   }
 }
 
-/** The provider is rate limiting (HTTP 429). Retried after `retryAfterMs` when the provider said. */
+/** What a usually transient failure (rate limit, unavailable provider) can say besides the basics. */
+type TransientErrorInit = ModelErrorInit & {
+  readonly retryAfterMs?: number;
+  /**
+   * False when the provider said a retry cannot help (an exhausted quota also answers 429).
+   * Default true.
+   */
+  readonly isRetryable?: boolean;
+};
+
+/**
+ * The provider is rate limiting (HTTP 429). Retried after `retryAfterMs` when the provider said,
+ * unless the provider said a retry cannot help.
+ */
 export class ModelRateLimitError extends ModelError {
   readonly statusCode: number | undefined;
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
+  readonly #isRetryable: boolean;
   override get isRetryable(): boolean {
-    return true;
+    return this.#isRetryable;
   }
-  constructor(message: string, init: ModelErrorInit & { readonly retryAfterMs?: number } = {}) {
+  constructor(message: string, init: TransientErrorInit = {}) {
     super(message, baseOptions(init, 'MODEL_RATE_LIMITED'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;
+    this.#isRetryable = init.isRetryable ?? true;
   }
 }
 
@@ -77,19 +92,21 @@ export class ModelContentFilterError extends ModelError {
 
 /**
  * The provider could not answer: a 5xx, an overloaded model, a connection that failed or timed
- * out. Retried.
+ * out. Retried, unless the provider said a retry cannot help.
  */
 export class ModelUnavailableError extends ModelError {
   readonly statusCode: number | undefined;
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
+  readonly #isRetryable: boolean;
   override get isRetryable(): boolean {
-    return true;
+    return this.#isRetryable;
   }
-  constructor(message: string, init: ModelErrorInit & { readonly retryAfterMs?: number } = {}) {
+  constructor(message: string, init: TransientErrorInit = {}) {
     super(message, baseOptions(init, 'MODEL_UNAVAILABLE'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;
+    this.#isRetryable = init.isRetryable ?? true;
   }
 }
 
