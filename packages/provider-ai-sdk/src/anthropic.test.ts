@@ -5,7 +5,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fromAISDK } from './from-ai-sdk.js';
 import { AnthropicEvents, anthropicError } from './test-support/anthropic-wire.js';
 import { LoopbackServer } from './test-support/loopback-server.js';
-import { assistantMessageFrom, modelRequest, streamAll, streamUntilError, textOf } from './test-support/model-run.js';
+import {
+  assistantMessageFrom,
+  modelRequest,
+  streamAll,
+  streamUntilError,
+  textOf,
+} from './test-support/model-run.js';
 
 // @ai-sdk/anthropic 3.x (specification v3) against a loopback server that speaks the Messages
 // API's streaming events.
@@ -16,7 +22,10 @@ afterEach(async () => {
 });
 
 function claude({ withKey = true } = {}) {
-  const anthropic = createAnthropic({ baseURL: `${server.origin}/v1`, ...(withKey ? { apiKey: 'sk-ant-test' } : {}) });
+  const anthropic = createAnthropic({
+    baseURL: `${server.origin}/v1`,
+    ...(withKey ? { apiKey: 'sk-ant-test' } : {}),
+  });
   return fromAISDK(anthropic('claude-sonnet-4-5'));
 }
 
@@ -55,7 +64,10 @@ describe('thinking', () => {
       { type: 'tool-call-delta', index: 0, argumentsDelta: '{"topic":' },
       { type: 'tool-call-delta', index: 0, argumentsDelta: ' "refunds"}' },
       { type: 'tool-call-stop', index: 0 },
-      { type: 'usage', usage: { inputTokens: 20, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+      {
+        type: 'usage',
+        usage: { inputTokens: 20, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      },
       { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' },
     ]);
     expect(server.requests[0]?.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 } });
@@ -63,7 +75,13 @@ describe('thinking', () => {
     const messages: ModelMessage[] = [
       { role: 'user', content: 'How long do refunds take?' },
       assistantMessageFrom(first),
-      { role: 'tool', toolCallId: 'toolu_01', toolName: 'lookup', content: 'The lookup service is down.', isError: true },
+      {
+        role: 'tool',
+        toolCallId: 'toolu_01',
+        toolName: 'lookup',
+        content: 'The lookup service is down.',
+        isError: true,
+      },
     ];
     await streamAll(model, modelRequest({ messages, tools: [lookupTool], providerOptions: thinking }));
     expect(server.requests[1]?.body.messages).toEqual([
@@ -78,7 +96,12 @@ describe('thinking', () => {
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_01', content: 'The lookup service is down.', is_error: true },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_01',
+            content: 'The lookup service is down.',
+            is_error: true,
+          },
         ],
       },
     ]);
@@ -86,17 +109,29 @@ describe('thinking', () => {
 
   it('round-trips redacted thinking as its opaque data', async () => {
     server = await LoopbackServer.start([
-      new AnthropicEvents(smallUsage).redactedThinking('EmwKAhgBEgy3va-redacted').text(['Done.']).stop('end_turn', 9),
+      new AnthropicEvents(smallUsage)
+        .redactedThinking('EmwKAhgBEgy3va-redacted')
+        .text(['Done.'])
+        .stop('end_turn', 9),
       new AnthropicEvents(smallUsage).text(['Again.']).stop('end_turn', 3),
     ]);
     const model = claude();
     const first = await streamAll(model, modelRequest());
     const assistant = assistantMessageFrom(first);
     expect(assistant.reasoning).toEqual([
-      { text: '', provider: 'anthropic.messages', providerMetadata: { anthropic: { redactedData: 'EmwKAhgBEgy3va-redacted' } } },
+      {
+        text: '',
+        provider: 'anthropic.messages',
+        providerMetadata: { anthropic: { redactedData: 'EmwKAhgBEgy3va-redacted' } },
+      },
     ]);
-    await streamAll(model, modelRequest({ messages: [{ role: 'user', content: 'Hi' }, assistant, { role: 'user', content: 'Again' }] }));
-    expect((server.requests[1]?.body.messages as unknown[])[1]).toEqual({
+    await streamAll(
+      model,
+      modelRequest({
+        messages: [{ role: 'user', content: 'Hi' }, assistant, { role: 'user', content: 'Again' }],
+      }),
+    );
+    expect((server.body(1).messages as unknown[])[1]).toEqual({
       role: 'assistant',
       content: [
         { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va-redacted' },
@@ -109,7 +144,11 @@ describe('thinking', () => {
 describe('usage and finish', () => {
   it('counts cache reads and writes inside inputTokens and separately, as Anthropic does not', async () => {
     server = await LoopbackServer.start([
-      new AnthropicEvents({ input_tokens: 20, cache_creation_input_tokens: 1000, cache_read_input_tokens: 3000 })
+      new AnthropicEvents({
+        input_tokens: 20,
+        cache_creation_input_tokens: 1000,
+        cache_read_input_tokens: 3000,
+      })
         .text(['Hi.'])
         .stop('end_turn', 50),
     ]);
@@ -135,7 +174,9 @@ describe('usage and finish', () => {
 
 describe('the request', () => {
   it('sends images, documents, tool definitions, tool results with artifacts and settings', async () => {
-    server = await LoopbackServer.start([new AnthropicEvents(smallUsage).text(['Seen.']).stop('end_turn', 2)]);
+    server = await LoopbackServer.start([
+      new AnthropicEvents(smallUsage).text(['Seen.']).stop('end_turn', 2),
+    ]);
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
     await streamAll(
       claude(),
@@ -209,13 +250,18 @@ describe('failures', () => {
     ]);
     const parts = await streamAll(claude(), modelRequest());
     expect(parts[0]).toMatchObject({ type: 'retry', attempt: 2, delayMs: 0 });
-    expect(ModelUnavailableError.isInstance(parts[0]?.type === 'retry' ? parts[0].error : undefined)).toBe(true);
+    expect(ModelUnavailableError.isInstance(parts[0]?.type === 'retry' ? parts[0].error : undefined)).toBe(
+      true,
+    );
     expect(textOf(parts)).toBe('Back.');
   });
 
   it('fails with ModelUnavailableError when an overloaded error arrives mid-answer', async () => {
     const events = new AnthropicEvents(smallUsage).text(['Half']).events;
-    events.push({ event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    events.push({
+      event: 'error',
+      data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
     server = await LoopbackServer.start([{ kind: 'sse', events }]);
     const { parts, error } = await streamUntilError(claude(), modelRequest());
     expect(textOf(parts)).toBe('Half');
@@ -227,12 +273,16 @@ describe('failures', () => {
     server = await LoopbackServer.start([anthropicError(401, 'authentication_error', 'invalid x-api-key')]);
     const { error } = await streamUntilError(claude(), modelRequest());
     expect(ModelAuthenticationError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/anthropic\.messages answered 401: invalid x-api-key.*ANTHROPIC_API_KEY/);
+    expect((error as Error).message).toMatch(
+      /anthropic\.messages answered 401: invalid x-api-key.*ANTHROPIC_API_KEY/,
+    );
     expect(error).toMatchObject({ details: { requestId: 'req_401' } });
   });
 
   it('fails before any request when no API key is set, naming ANTHROPIC_API_KEY', async () => {
-    server = await LoopbackServer.start([new AnthropicEvents(smallUsage).text(['never']).stop('end_turn', 1)]);
+    server = await LoopbackServer.start([
+      new AnthropicEvents(smallUsage).text(['never']).stop('end_turn', 1),
+    ]);
     const saved = process.env.ANTHROPIC_API_KEY;
     delete process.env.ANTHROPIC_API_KEY;
     try {

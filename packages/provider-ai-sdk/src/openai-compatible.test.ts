@@ -14,7 +14,10 @@ afterEach(async () => {
   await server?.close();
 });
 
-function compatibleModel(name: string, settings: { includeUsage?: boolean; supportsStructuredOutputs?: boolean } = {}) {
+function compatibleModel(
+  name: string,
+  settings: { includeUsage?: boolean; supportsStructuredOutputs?: boolean } = {},
+) {
   const provider = createOpenAICompatible({ name, baseURL: `${server.origin}/v1`, ...settings });
   return fromAISDK(provider('qwen3:8b'));
 }
@@ -64,7 +67,10 @@ describe('a local server such as Ollama', () => {
 
   it('reports no usage when the server was not asked for it', async () => {
     server = await LoopbackServer.start([
-      { kind: 'sse', events: [chatDelta({ role: 'assistant', content: 'Hi' }), chatDelta({}, 'stop'), chatDone] },
+      {
+        kind: 'sse',
+        events: [chatDelta({ role: 'assistant', content: 'Hi' }), chatDelta({}, 'stop'), chatDone],
+      },
     ]);
     const parts = await streamAll(compatibleModel('ollama'), modelRequest());
     expect(server.requests[0]?.body.stream_options).toBeUndefined();
@@ -101,7 +107,12 @@ describe('a local server such as Ollama', () => {
           chatDelta({
             role: 'assistant',
             tool_calls: [
-              { index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"topic":"refunds"}' } },
+              {
+                index: 0,
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'lookup', arguments: '{"topic":"refunds"}' },
+              },
             ],
           }),
           chatDelta({}, 'tool_calls'),
@@ -155,7 +166,7 @@ describe("Gemini's OpenAI-compatible endpoint", () => {
       { role: 'tool', toolCallId: 'call_g1', toolName: 'lookup', content: '{"text":"5 days"}' },
     ];
     await streamAll(model, modelRequest({ messages }));
-    expect((server.requests[1]?.body.messages as unknown[])[1]).toEqual({
+    expect((server.body(1).messages as unknown[])[1]).toEqual({
       role: 'assistant',
       content: null,
       tool_calls: [

@@ -103,12 +103,15 @@ describe('reasoning', () => {
         { type: 'function_call_output', call_id: 'call_1', output: '{"text":"5 days"}' },
       ],
     });
-    expect((server.requests[1]?.body.input as unknown[]).length).toBe(4);
+    expect((server.body(1).input as unknown[]).length).toBe(4);
   });
 
   it('refers to stored reasoning by its item id when the conversation is stored (the default)', async () => {
     server = await LoopbackServer.start([
-      new ResponsesEvents().reasoning(0, 'rs_7', ['Short.'], null).message(1, 'msg_7', ['Hi.']).completed(usage),
+      new ResponsesEvents()
+        .reasoning(0, 'rs_7', ['Short.'], null)
+        .message(1, 'msg_7', ['Hi.'])
+        .completed(usage),
       new ResponsesEvents('resp_ghost2').message(0, 'msg_8', ['Again.']).completed(usage),
     ]);
     const model = responsesModel();
@@ -123,7 +126,9 @@ describe('reasoning', () => {
     ]);
     await streamAll(
       model,
-      modelRequest({ messages: [{ role: 'user', content: 'Hello' }, assistant, { role: 'user', content: 'Again' }] }),
+      modelRequest({
+        messages: [{ role: 'user', content: 'Hello' }, assistant, { role: 'user', content: 'Again' }],
+      }),
     );
     expect(server.requests[1]?.body.input).toEqual([
       { role: 'user', content: [{ type: 'input_text', text: 'Hello' }] },
@@ -136,7 +141,9 @@ describe('reasoning', () => {
 
 describe('the request and the finish', () => {
   it('sends structured output as text.format json_schema, instructions as a developer message', async () => {
-    server = await LoopbackServer.start([new ResponsesEvents().message(0, 'msg_1', ['{"days":5}']).completed(usage)]);
+    server = await LoopbackServer.start([
+      new ResponsesEvents().message(0, 'msg_1', ['{"days":5}']).completed(usage),
+    ]);
     await streamAll(
       responsesModel(),
       modelRequest({
@@ -189,7 +196,11 @@ describe('the request and the finish', () => {
 
   it('maps an error event before any output through the SDK’s status and retryability', async () => {
     const quota = new ResponsesEvents();
-    quota.add('error', { code: 'insufficient_quota', message: 'You exceeded your current quota.', param: null });
+    quota.add('error', {
+      code: 'insufficient_quota',
+      message: 'You exceeded your current quota.',
+      param: null,
+    });
     server = await LoopbackServer.start([{ kind: 'sse', events: quota.events }]);
     const { parts, error } = await streamUntilError(responsesModel(), modelRequest());
     expect(parts).toEqual([]);

@@ -32,7 +32,12 @@ export class AnthropicEvents {
   /** A thinking block streamed in `pieces`, then its signature. */
   thinking(pieces: readonly string[], signature: string): this {
     const index = this.#index++;
-    this.events.push(event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+    this.events.push(
+      event('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }),
+    );
     for (const thinking of pieces) {
       this.events.push(event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }));
     }
@@ -44,7 +49,9 @@ export class AnthropicEvents {
   /** A redacted thinking block: its data arrives whole at the start. */
   redactedThinking(data: string): this {
     const index = this.#index++;
-    this.events.push(event('content_block_start', { index, content_block: { type: 'redacted_thinking', data } }));
+    this.events.push(
+      event('content_block_start', { index, content_block: { type: 'redacted_thinking', data } }),
+    );
     this.events.push(event('content_block_stop', { index }));
     return this;
   }
@@ -62,9 +69,13 @@ export class AnthropicEvents {
   /** A tool_use block whose input streams as `partial_json` pieces. */
   toolUse(id: string, name: string, pieces: readonly string[]): this {
     const index = this.#index++;
-    this.events.push(event('content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } }));
+    this.events.push(
+      event('content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } }),
+    );
     for (const partial_json of pieces) {
-      this.events.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }));
+      this.events.push(
+        event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }),
+      );
     }
     this.events.push(event('content_block_stop', { index }));
     return this;

@@ -80,9 +80,12 @@ export class LoopbackServer {
     this.#responses.push(...responses);
   }
 
-  /** Connections currently open to the server. */
-  get openConnections(): number {
-    return this.#sockets.size;
+  /** The JSON body of the `index`th request; throws when there was no such request. */
+  body(index: number): Record<string, unknown> {
+    const request = this.requests[index];
+    if (request === undefined)
+      throw new Error(`the server received ${this.requests.length} requests, not ${index + 1}`);
+    return request.body;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,11 @@
-import type { ModelAssistantMessage, ModelReasoning, ModelRequest, ModelStreamPart, ModelV1, ProviderOptions } from '@ghost/core';
+import type {
+  ModelAssistantMessage,
+  ModelReasoning,
+  ModelRequest,
+  ModelStreamPart,
+  ModelV1,
+  ProviderOptions,
+} from '@ghost/core';
 
 /** A request with nothing but what the test gives. */
 export function modelRequest(fields: Partial<ModelRequest> = {}): ModelRequest {
@@ -42,13 +49,18 @@ export function textOf(parts: readonly ModelStreamPart[]): string {
  * reasoning block as `reasoning-end` delivered it.
  */
 export function assistantMessageFrom(parts: readonly ModelStreamPart[]): ModelAssistantMessage {
-  const calls = new Map<number, { id: string; name: string; arguments: string; providerMetadata?: ProviderOptions }>();
+  const calls = new Map<
+    number,
+    { id: string; name: string; arguments: string; providerMetadata?: ProviderOptions }
+  >();
   const reasoning: ModelReasoning[] = [];
   for (const part of parts) {
-    if (part.type === 'tool-call-start') calls.set(part.index, { id: part.id, name: part.name, arguments: '' });
+    if (part.type === 'tool-call-start')
+      calls.set(part.index, { id: part.id, name: part.name, arguments: '' });
     const call = 'index' in part ? calls.get(part.index) : undefined;
     if (part.type === 'tool-call-delta' && call) call.arguments += part.argumentsDelta;
-    if (part.type === 'tool-call-stop' && call && part.providerMetadata) call.providerMetadata = part.providerMetadata;
+    if (part.type === 'tool-call-stop' && call && part.providerMetadata)
+      call.providerMetadata = part.providerMetadata;
     if (part.type === 'reasoning-end') reasoning.push(part.reasoning);
   }
   return {
