@@ -42,16 +42,6 @@ export class ModelAuthenticationError extends ModelError {
   }
 }
 
-/** What a usually transient failure (rate limit, unavailable provider) can say besides the basics. */
-type TransientErrorInit = ModelErrorInit & {
-  readonly retryAfterMs?: number;
-  /**
-   * False when the provider said a retry cannot help (an exhausted quota also answers 429).
-   * Default true.
-   */
-  readonly isRetryable?: boolean;
-};
-
 /**
  * The provider is rate limiting (HTTP 429). Retried after `retryAfterMs` when the provider said,
  * unless the provider said a retry cannot help.
@@ -64,7 +54,14 @@ export class ModelRateLimitError extends ModelError {
   override get isRetryable(): boolean {
     return this.#isRetryable;
   }
-  constructor(message: string, init: TransientErrorInit = {}) {
+  /**
+   * `init.isRetryable: false` records that the provider said a retry cannot help (an exhausted
+   * quota also answers 429).
+   */
+  constructor(
+    message: string,
+    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
+  ) {
     super(message, baseOptions(init, 'MODEL_RATE_LIMITED'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;
@@ -102,7 +99,11 @@ export class ModelUnavailableError extends ModelError {
   override get isRetryable(): boolean {
     return this.#isRetryable;
   }
-  constructor(message: string, init: TransientErrorInit = {}) {
+  /** `init.isRetryable: false` records that the provider said a retry cannot help. */
+  constructor(
+    message: string,
+    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
+  ) {
     super(message, baseOptions(init, 'MODEL_UNAVAILABLE'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;

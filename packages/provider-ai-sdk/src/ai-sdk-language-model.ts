@@ -11,19 +11,29 @@ export type AISDKSpecificationVersion = 'v2' | 'v3' | 'v4';
 export interface AISDKCallOptions {
   /** The conversation in the AI SDK's prompt format (system, user, assistant and tool messages). */
   readonly prompt: readonly unknown[];
+  /** From the request's `settings.maxOutputTokens`. */
   readonly maxOutputTokens?: number | undefined;
+  /** From the request's `settings.temperature`. */
   readonly temperature?: number | undefined;
+  /** From the request's `settings.stopSequences`. */
   readonly stopSequences?: readonly string[] | undefined;
+  /** From the request's `settings.topP`. */
   readonly topP?: number | undefined;
+  /** From the request's `settings.seed`. */
   readonly seed?: number | undefined;
+  /** `{ type: 'json', schema, name, description }` when the request has an `output` format. */
   readonly responseFormat?: unknown;
+  /** The request's tools, as function tools with their JSON Schema. */
   readonly tools?: readonly unknown[] | undefined;
+  /** The turn's signal: aborting it closes the HTTP stream. */
   readonly abortSignal?: AbortSignal | undefined;
+  /** The request's `providerOptions`, unchanged (both are keyed by provider name). */
   readonly providerOptions?: unknown;
 }
 
 /** What `doStream` resolves to: the stream of parts (request and response details are not read). */
 export interface AISDKStreamResult {
+  /** The model's stream parts (`text-delta`, `tool-call`, `finish`, ...). */
   readonly stream: ReadableStream<unknown>;
 }
 

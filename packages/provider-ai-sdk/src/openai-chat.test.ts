@@ -3,6 +3,7 @@ import type { ModelStreamPart } from '@ghost/core';
 import {
   ModelAuthenticationError,
   ModelContextOverflowError,
+  ModelError,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
@@ -425,6 +426,33 @@ describe('failures', () => {
       /openai\.chat reported an error in its stream: The server had an error/,
     );
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('reports a request the provider cannot take as MODEL_REQUEST_REJECTED, before sending it', async () => {
+    server = await LoopbackServer.start([chatTextStream(['never asked'])]);
+    const zip = { type: 'file' as const, data: 'UEsDBA==', mediaType: 'application/zip' };
+    const { error } = await streamUntilError(
+      chatModel(),
+      modelRequest({ messages: [{ role: 'user', content: [zip] }] }),
+    );
+    expect(ModelError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'MODEL_REQUEST_REJECTED', isRetryable: false });
+    expect((error as Error).message).toMatch(/openai\.chat cannot take this request: .*application\/zip/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('reports a refused connection as ModelUnavailableError, retried', async () => {
+    server = await LoopbackServer.start();
+    const origin = server.origin;
+    await server.close();
+    const openai = createOpenAI({ apiKey: 'sk-test', baseURL: `${origin}/v1` });
+    const { parts, error } = await streamUntilError(
+      fromAISDK(openai.chat('gpt-4.1'), { maxRetries: 1 }),
+      modelRequest(),
+    );
+    expect(parts.map((part) => part.type)).toEqual(['retry']);
+    expect(ModelUnavailableError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^Could not reach openai\.chat: Cannot connect to API/);
   });
 
   it('fails a stream cut mid-event with ModelResponseError, never a finish', async () => {
