@@ -95,6 +95,8 @@ class AISDKStreamTranslation {
   /** Ids of tools the provider runs itself (web search, ...): Ghost neither runs nor shows them. */
   readonly #providerExecuted = new Set<string>();
   #isFinished = false;
+  #hasAnswerBegun = false;
+  #pendingMetadata: Extract<ModelStreamPart, { type: 'response-metadata' }> | undefined;
 
   constructor(context: AISDKStreamContext) {
     this.#context = context;
@@ -104,7 +106,26 @@ class AISDKStreamTranslation {
     return this.#isFinished;
   }
 
+  /**
+   * Ghost's parts for one AI SDK part. Response metadata waits for the answer's first part, so an
+   * error the provider sends right after its metadata (Anthropic's `overloaded_error` after
+   * `message_start`) still comes before any part, where Ghost may retry it.
+   */
   *accept(value: unknown): Generator<ModelStreamPart> {
+    for (const part of this.#translate(value)) {
+      if (!this.#hasAnswerBegun) {
+        if (part.type === 'response-metadata') {
+          this.#pendingMetadata = { ...this.#pendingMetadata, ...part };
+          continue;
+        }
+        this.#hasAnswerBegun = true;
+        if (this.#pendingMetadata !== undefined) yield this.#pendingMetadata;
+      }
+      yield part;
+    }
+  }
+
+  *#translate(value: unknown): Generator<ModelStreamPart> {
     if (typeof value !== 'object' || value === null) return;
     const part = value as AISDKStreamPart;
     switch (part.type) {

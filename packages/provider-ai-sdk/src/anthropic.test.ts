@@ -256,6 +256,32 @@ describe('failures', () => {
     expect(textOf(parts)).toBe('Back.');
   });
 
+  it('retries an overloaded error that arrives right after message_start, before any content', async () => {
+    const overloaded = new AnthropicEvents(smallUsage).events;
+    overloaded.push({
+      event: 'error',
+      data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
+    server = await LoopbackServer.start([
+      { kind: 'sse', events: overloaded },
+      new AnthropicEvents(smallUsage, 'msg_02Ghost').text(['Back.']).stop('end_turn', 2),
+    ]);
+    const parts = await streamAll(claude(), modelRequest());
+    expect(parts.map((part) => part.type)).toEqual([
+      'retry',
+      'response-metadata',
+      'text-delta',
+      'usage',
+      'finish',
+    ]);
+    expect(parts[1]).toEqual({
+      type: 'response-metadata',
+      id: 'msg_02Ghost',
+      modelId: 'claude-sonnet-4-5-20250929',
+    });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('fails with ModelUnavailableError when an overloaded error arrives mid-answer', async () => {
     const events = new AnthropicEvents(smallUsage).text(['Half']).events;
     events.push({
