@@ -21,6 +21,11 @@ export interface ProviderHttpFailure {
   readonly headers?: { get(name: string): string | null };
   /** What to set when the credentials are refused, such as `OPENAI_API_KEY`. */
   readonly credentialsHint?: string;
+  /**
+   * Whether the provider (or its SDK) said a retry may help, when it said: `false` keeps a 429 or
+   * 5xx from being retried (an exhausted quota, say).
+   */
+  readonly isRetryable?: boolean;
   readonly cause?: unknown;
 }
 
@@ -46,6 +51,7 @@ export function modelErrorFromHttp(failure: ProviderHttpFailure): ModelError {
   };
   const said = `${provider} answered ${status}: ${message}`;
   const retryAfterMs = retryAfterMilliseconds(headers);
+  const retryable = failure.isRetryable === false ? { isRetryable: false } : {};
   if (status === 401 || status === 403) {
     const hint = failure.credentialsHint ? ` Check ${failure.credentialsHint}.` : '';
     return new ModelAuthenticationError(`${said}.${hint}`, init);
@@ -54,7 +60,7 @@ export function modelErrorFromHttp(failure: ProviderHttpFailure): ModelError {
     const wait = retryAfterMs === undefined ? '' : ` It asked to wait ${retryAfterMs} ms.`;
     return new ModelRateLimitError(
       `${said}.${wait} Lower your request rate or raise your provider's limits.`,
-      { ...init, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) },
+      { ...init, ...retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) },
     );
   }
   const text = `${errorCode ?? ''} ${message}`;
@@ -70,6 +76,7 @@ export function modelErrorFromHttp(failure: ProviderHttpFailure): ModelError {
   if (status === 408 || status === 409 || status >= 500) {
     return new ModelUnavailableError(`${said}. The provider could not answer; try again later.`, {
       ...init,
+      ...retryable,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }

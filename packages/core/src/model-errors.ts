@@ -43,18 +43,30 @@ export class ModelAuthenticationError extends ModelError {
   }
 }
 
-/** The provider is rate limiting (HTTP 429). Retried after `retryAfterMs` when the provider said. */
+/**
+ * The provider is rate limiting (HTTP 429). Retried after `retryAfterMs` when the provider said,
+ * unless the provider said a retry cannot help.
+ */
 export class ModelRateLimitError extends ModelError {
   readonly statusCode: number | undefined;
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
+  readonly #isRetryable: boolean;
   override get isRetryable(): boolean {
-    return true;
+    return this.#isRetryable;
   }
-  constructor(message: string, init: ModelErrorInit & { readonly retryAfterMs?: number } = {}) {
+  /**
+   * `init.isRetryable: false` records that the provider said a retry cannot help (an exhausted
+   * quota also answers 429).
+   */
+  constructor(
+    message: string,
+    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
+  ) {
     super(message, baseOptions(init, 'MODEL_RATE_LIMITED'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;
+    this.#isRetryable = init.isRetryable ?? true;
   }
 }
 
@@ -78,19 +90,25 @@ export class ModelContentFilterError extends ModelError {
 
 /**
  * The provider could not answer: a 5xx, an overloaded model, a connection that failed or timed
- * out. Retried.
+ * out. Retried, unless the provider said a retry cannot help.
  */
 export class ModelUnavailableError extends ModelError {
   readonly statusCode: number | undefined;
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
+  readonly #isRetryable: boolean;
   override get isRetryable(): boolean {
-    return true;
+    return this.#isRetryable;
   }
-  constructor(message: string, init: ModelErrorInit & { readonly retryAfterMs?: number } = {}) {
+  /** `init.isRetryable: false` records that the provider said a retry cannot help. */
+  constructor(
+    message: string,
+    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
+  ) {
     super(message, baseOptions(init, 'MODEL_UNAVAILABLE'));
     this.statusCode = init.statusCode;
     this.retryAfterMs = init.retryAfterMs;
+    this.#isRetryable = init.isRetryable ?? true;
   }
 }
 

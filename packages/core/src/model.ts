@@ -9,6 +9,11 @@ export interface ModelToolCall {
   readonly id: string;
   readonly name: string;
   readonly arguments: string;
+  /**
+   * Data the provider attached to the call, keyed by provider name, sent back with it unchanged
+   * next turn (Gemini's thought signatures arrive this way through the AI SDK).
+   */
+  readonly providerMetadata?: ProviderOptions;
 }
 
 /** Something a tool returned besides its JSON value: an image, a document, a file. */
@@ -73,6 +78,11 @@ export interface ModelReasoning {
   readonly redactedData?: string;
   /** The provider's id for the reasoning item (OpenAI Responses). */
   readonly id?: string;
+  /**
+   * Everything else the provider attached to the block, keyed by provider name, sent back
+   * unchanged with it (the AI SDK's `providerMetadata`, such as `{ anthropic: { signature } }`).
+   */
+  readonly providerMetadata?: ProviderOptions;
 }
 
 /** A message the model produced earlier in the conversation, with the tool calls it made. */
@@ -172,7 +182,12 @@ export type ModelStreamPart =
   | { readonly type: 'reasoning-end'; readonly reasoning: ModelReasoning }
   | { readonly type: 'tool-call-start'; readonly index: number; readonly id: string; readonly name: string }
   | { readonly type: 'tool-call-delta'; readonly index: number; readonly argumentsDelta: string }
-  | { readonly type: 'tool-call-stop'; readonly index: number }
+  | {
+      readonly type: 'tool-call-stop';
+      readonly index: number;
+      /** What goes back in the call's `providerMetadata`, when the provider attached anything. */
+      readonly providerMetadata?: ProviderOptions;
+    }
   | { readonly type: 'usage'; readonly usage: UsageInit }
   | {
       readonly type: 'response-metadata';
