@@ -318,3 +318,29 @@ describe('models by name', () => {
     );
   });
 });
+
+describe('provider metadata', () => {
+  it('keeps what a provider attached to a tool call on the assistant message, for the next turn', async () => {
+    const signature = { google: { thoughtSignature: 'sig-1' } };
+    const model = new MockModel({
+      stream: (_request, _options, call) =>
+        call === 0
+          ? [
+              { type: 'tool-call-start', index: 0, id: 'c1', name: 'lookup' },
+              { type: 'tool-call-delta', index: 0, argumentsDelta: '{"topic":"refunds"}' },
+              { type: 'tool-call-stop', index: 0, providerMetadata: signature },
+              { type: 'finish', reason: 'tool-calls' },
+            ]
+          : [
+              { type: 'text-delta', text: 'Five days.' },
+              { type: 'finish', reason: 'stop' },
+            ],
+    });
+    const run = await defineAgent({ name: 'a', model, tools: [lookup] }).ask('refunds?', { runtime });
+    expect(run.outcome).toBe('completed');
+    expect(model.calls[1]?.messages[1]).toMatchObject({
+      role: 'assistant',
+      toolCalls: [{ id: 'c1', name: 'lookup', providerMetadata: signature }],
+    });
+  });
+});

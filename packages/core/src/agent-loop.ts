@@ -83,7 +83,10 @@ async function streamTurn(
     if (type.startsWith('tool_call_') && typeof index === 'number' && hiddenIndexes.has(index)) return;
     execution.emit(type, data);
   };
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  const calls = new Map<
+    number,
+    { id: string; name: string; arguments: string; providerMetadata?: ProviderOptions }
+  >();
   const reasoning: ModelReasoning[] = [];
   const describeModel = `Model ${model.provider}:${model.modelId}`;
   let text = '';
@@ -153,6 +156,7 @@ async function streamTurn(
           const call = calls.get(part.index);
           if (!call)
             throw new ModelError(`The model stopped tool call ${part.index}, which it never started.`);
+          if (part.providerMetadata !== undefined) call.providerMetadata = part.providerMetadata;
           emit('tool_call_stop', {
             index: part.index,
             toolCallId: call.id,
@@ -204,7 +208,12 @@ async function streamTurn(
   }
   const toolCalls = [...calls.entries()]
     .sort(([left], [right]) => left - right)
-    .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.arguments }));
+    .map(([, call]) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      ...(call.providerMetadata !== undefined ? { providerMetadata: call.providerMetadata } : {}),
+    }));
   emit('model_stop', {
     turn,
     finishReason: finish.reason,
