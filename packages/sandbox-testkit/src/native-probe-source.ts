@@ -12,6 +12,7 @@ export const nativeProbeSource = String.raw`
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,6 +145,17 @@ static int open_sockets(void) {
   return 0;
 }
 
+/* Tries to make a user namespace, with unshare and with clone; each errno, 0 if one was made. */
+static int make_user_namespace(void) {
+  int unshared = outcome(unshare(CLONE_NEWUSER));
+  long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) _exit(0);
+  int cloned = outcome(child);
+  if (child > 0) waitpid((pid_t)child, NULL, 0);
+  printf("{\"unshare\":%d,\"clone\":%d}\n", unshared, cloned);
+  return 0;
+}
+
 /*
  * Every process forks as fast as it can for the given seconds, children included; then the first
  * reports and exits while the rest sleep, so the host can count them, and exit on their own later.
@@ -178,6 +190,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "tiocsti") == 0) return inject_keystroke();
   if (strcmp(mode, "sockets") == 0) return open_sockets();
   if (strcmp(mode, "pid1") == 0) return reach_pid_one();
+  if (strcmp(mode, "userns") == 0) return make_user_namespace();
   if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
   /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
   if (strcmp(mode, "sleep") == 0) {

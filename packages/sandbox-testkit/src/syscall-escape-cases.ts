@@ -19,6 +19,17 @@ export function syscallEscapeCases(): ConformanceCase[] {
       },
     }),
     escapeCase({
+      title: 'no user namespace can be made, by unshare or by clone',
+      needs: ['syscallFilter', 'native probe'],
+      run: async (harness) => {
+        const report = harness.report<{ unshare: number; clone: number }>(
+          await harness.runNative('userns', [], { subprocesses: 'allow' }),
+        );
+        expect(report.unshare, 'errno of unshare(CLONE_NEWUSER) (0: made one)').not.toBe(0);
+        expect(report.clone, 'errno of clone(CLONE_NEWUSER) (0: made one)').not.toBe(0);
+      },
+    }),
+    escapeCase({
       title: 'TIOCSTI cannot push keystrokes into a terminal',
       needs: ['syscallFilter', 'native probe'],
       run: async (harness) => {
@@ -49,6 +60,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
           await harness.runNode(privilegesProbe),
         );
         expect(report.noNewPrivs).toBe('1');
+        expect(report.seccomp, 'seccomp mode 2: a filter applies').toBe('2');
         for (const set of ['capEff', 'capPrm', 'capInh', 'capBnd', 'capAmb']) {
           expect(report[set], set).toMatch(/^0+$/);
         }

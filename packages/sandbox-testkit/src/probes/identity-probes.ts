@@ -16,7 +16,10 @@ report({ env: process.env, cwd: process.cwd(), leakedIn });
 `);
 }
 
-/** Reports the privilege lines of `/proc/self/status`: no-new-privs, every capability set, uids and gids. */
+/**
+ * Reports the privilege lines of `/proc/self/status`: no-new-privs, every capability set, the
+ * seccomp mode, uids and gids.
+ */
 export const privilegesProbe = nodeProbe(`
 const status = require('node:fs').readFileSync('/proc/self/status', 'utf8');
 const field = (name) => (status.match(new RegExp('^' + name + ':\\\\s*(.*)$', 'm')) || [])[1];
@@ -27,6 +30,7 @@ report({
   capInh: field('CapInh'),
   capBnd: field('CapBnd'),
   capAmb: field('CapAmb'),
+  seccomp: field('Seccomp'),
   uid: field('Uid'),
   gid: field('Gid'),
 });
