@@ -71,10 +71,8 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
     options.unprivilegedIdentity === undefined
       ? undefined
       : checkUnprivilegedIdentity(options.unprivilegedIdentity);
-  const detectOptions = {
-    ...options,
-    ...(unprivilegedIdentity === undefined ? {} : { unprivilegedIdentity }),
-  };
+  const detectOptions: BwrapSandboxOptions =
+    unprivilegedIdentity === undefined ? options : { ...options, unprivilegedIdentity };
   let detecting: Promise<BwrapEnvironment> | undefined;
   const environment = () => {
     detecting ??= detectBwrap(detectOptions, startBwrapProcess);
@@ -198,8 +196,9 @@ function requireUsable(
 ): void {
   if (isUsableBy(identity, stats, purpose)) return;
   const needed = purpose === 'execute' ? 'execute' : stats.isDirectory() ? 'read and search' : 'read';
+  const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
   throw new ConfigurationError(
-    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Make it readable by others (chmod o+r${stats.isDirectory() ? 'x' : purpose === 'execute' ? 'x' : ''}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
+    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Let others ${needed} it (chmod o+${grant}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
     { details: { [field]: path, uid: identity.uid, gid: identity.gid } },
   );
 }
