@@ -410,7 +410,7 @@ describe('bwrapSandbox with a root parent', () => {
       });
       await expect(spawning).rejects.toBeInstanceOf(ConfigurationError);
       await expect(spawning).rejects.toThrow(
-        /runtimePaths\[0\] .* is mode 700, owner 0: uid 65534, gid 65534, the identity programs run as because this process is root, cannot read and search it\. Make it readable by others \(chmod o\+rx\)/,
+        /runtimePaths\[0\] .* is mode 700, owner 0: uid 65534, gid 65534, the identity programs run as because this process is root, cannot read and search it\. Let others read and search it \(chmod o\+rx\)/,
       );
     },
   );
