@@ -9,14 +9,21 @@ import { validatePlugin } from './registry.js';
 export interface SandboxCapabilities {
   /**
    * The backend owns the whole process tree (a PID namespace, a cgroup), so `close()` and
-   * `kill()` reach every descendant, even one that left the process group.
+   * `kill()` reach every descendant, even one that left the process group. The backend's own
+   * processes in it (a PID namespace's init) are out of the program's reach.
    */
   readonly processTreeOwnership: boolean;
   /** The sandboxed process cannot start other programs (seccomp, a deny-exec profile). */
   readonly subprocessDenial: boolean;
   /** `network: 'none'` is enforced: no route to the host's network, not even loopback services. */
   readonly networkIsolation: boolean;
-  /** Only `runtimePaths` (read-only) and the workspace (writable) are visible; the rest of the filesystem is not. */
+  /**
+   * Only `runtimePaths` (read-only) and the workspace (writable) are visible; the rest of the
+   * filesystem is not. Nothing the process does changes the host beyond the workspace: it never
+   * runs as real root (when the parent is root, it runs as an unprivileged user), `/proc/sys` is
+   * read-only, the workspace is mounted `nosuid,nodev`, and the host's name and kernel command
+   * line are hidden.
+   */
   readonly filesystemIsolation: boolean;
   /**
    * `limits.memoryBytes` is enforced: by the kernel (a cgroup memory limit) or, where no cgroup is

@@ -1,6 +1,7 @@
 import type { SandboxSpawnPlan } from '@ghost/core';
 import { describe, expect, it } from 'vitest';
-import { bwrapArguments } from './bwrap-arguments.js';
+import { bwrapArguments, sandboxHostname } from './bwrap-arguments.js';
+import type { BwrapIdentity } from './bwrap-identity.js';
 
 const plan: SandboxSpawnPlan = {
   command: '/usr/bin/node',
@@ -21,11 +22,22 @@ function valuesOf(args: string[], flag: string, count = 1): string[][] {
   return args.flatMap((arg, index) => (arg === flag ? [args.slice(index + 1, index + 1 + count)] : []));
 }
 
+const parentIdentity: BwrapIdentity = { kind: 'parent', uid: 1000, gid: 1000 };
+const droppedIdentity: BwrapIdentity = {
+  kind: 'dropped',
+  uid: 65534,
+  gid: 65534,
+  setpriv: '/usr/bin/setpriv',
+  setprivLibraries: ['/lib/libcap-ng.so.0', '/lib64/ld-linux-x86-64.so.2'],
+};
+
 describe('bwrapArguments', () => {
   const args = bwrapArguments(plan, {
     sharedLibraries: ['/lib64/ld-linux-x86-64.so.2'],
+    identity: parentIdentity,
     seccompFd: 4,
-    infoFd: 5,
+    emptyFileFd: 5,
+    infoFd: 6,
   });
 
   it('unshares every namespace, drops capabilities and starts a new session', () => {
@@ -51,21 +63,126 @@ describe('bwrapArguments', () => {
       ['/opt/app', '/opt/app'],
       ['/usr/bin/node', '/usr/bin/node'],
       ['/opt/app/node_modules/engine', '/opt/app/node_modules/engine'],
+      ['/proc/sys', '/proc/sys'],
     ]);
     expect(valuesOf(args, '--bind', 2)).toEqual([['/tmp/ghost-program-1', '/tmp/ghost-program-1']]);
-    expect(valuesOf(args, '--remount-ro')).toEqual([['/'], ['/dev']]);
+    expect(valuesOf(args, '--remount-ro')).toEqual([['/proc/1'], ['/'], ['/dev']]);
+  });
+
+  it('makes the directories leading to the binds searchable by anyone, before any bind, and none inside one', () => {
+    const firstBind = args.findIndex((arg) => arg === '--ro-bind' || arg === '--bind');
+    expect(args.slice(args.indexOf('/'), firstBind)).toEqual([
+      '/',
+      '--perms',
+      '0755',
+      '--dir',
+      '/lib64',
+      '--perms',
+      '0755',
+      '--dir',
+      '/opt',
+      '--perms',
+      '0755',
+      '--dir',
+      '/tmp',
+      '--perms',
+      '0755',
+      '--dir',
+      '/usr',
+      '--perms',
+      '0755',
+      '--dir',
+      '/usr/bin',
+    ]);
+  });
+
+  it('lays /proc/sys read-only, an empty file on /proc/cmdline and an empty directory on /proc/1 over the fresh /proc', () => {
+    const afterProc = args.slice(args.indexOf('--proc'), args.indexOf('--dev'));
+    expect(afterProc).toEqual([
+      '--proc',
+      '/proc',
+      '--ro-bind',
+      '/proc/sys',
+      '/proc/sys',
+      '--perms',
+      '0444',
+      '--ro-bind-data',
+      '5',
+      '/proc/cmdline',
+      '--tmpfs',
+      '/proc/1',
+      '--remount-ro',
+      '/proc/1',
+    ]);
+    expect(valuesOf(args, '--hostname')).toEqual([[sandboxHostname]]);
   });
 
   it('sets exactly the planned environment, the fds and the command', () => {
     expect(valuesOf(args, '--setenv', 2)).toEqual([['GHOST_MODE', 'host']]);
     expect(valuesOf(args, '--seccomp')).toEqual([['4']]);
-    expect(valuesOf(args, '--info-fd')).toEqual([['5']]);
+    expect(valuesOf(args, '--info-fd')).toEqual([['6']]);
     expect(args.slice(args.indexOf('--'))).toEqual(['--', '/usr/bin/node', 'host.js', '--flag']);
   });
 
   it("shares the host's network only when asked", () => {
-    const shared = bwrapArguments({ ...plan, network: 'host' }, { sharedLibraries: [], infoFd: 4 });
+    const shared = bwrapArguments(
+      { ...plan, network: 'host' },
+      { sharedLibraries: [], identity: parentIdentity, emptyFileFd: 3, infoFd: 4 },
+    );
     expect(shared).not.toContain('--unshare-net');
     expect(shared).not.toContain('--seccomp');
+  });
+});
+
+describe('bwrapArguments with a root parent', () => {
+  const args = bwrapArguments(plan, {
+    sharedLibraries: ['/lib64/ld-linux-x86-64.so.2'],
+    identity: droppedIdentity,
+    seccompFd: 4,
+    emptyFileFd: 5,
+    infoFd: 6,
+  });
+
+  it('makes no user namespace, so bubblewrap mounts as root, and keeps only what setpriv needs', () => {
+    expect(args).not.toContain('--unshare-user');
+    expect(args).not.toContain('--disable-userns');
+    for (const flag of [
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup',
+      '--unshare-net',
+    ]) {
+      expect(args).toContain(flag);
+    }
+    expect(valuesOf(args, '--cap-drop')).toEqual([['ALL']]);
+    expect(valuesOf(args, '--cap-add')).toEqual([
+      ['CAP_SETUID'],
+      ['CAP_SETGID'],
+      ['CAP_SETPCAP'],
+      ['CAP_DAC_READ_SEARCH'],
+    ]);
+  });
+
+  it('binds setpriv and its libraries read-only and runs the command through it as the identity', () => {
+    expect(valuesOf(args, '--ro-bind', 2)).toEqual(
+      expect.arrayContaining([
+        ['/usr/bin/setpriv', '/usr/bin/setpriv'],
+        ['/lib/libcap-ng.so.0', '/lib/libcap-ng.so.0'],
+      ]),
+    );
+    expect(args.slice(args.indexOf('--'))).toEqual([
+      '--',
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--',
+      '/usr/bin/node',
+      'host.js',
+      '--flag',
+    ]);
   });
 });

@@ -1,41 +1,70 @@
 import type { SandboxSpawnPlan } from '@ghost/core';
+import type { BwrapIdentity } from './bwrap-identity.js';
 
 /** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */
 export interface BwrapLayout {
   /** Files the dynamic loader needs to start the command (interpreter and shared libraries). */
   readonly sharedLibraries: readonly string[];
+  /** Who the program runs as: the parent's ids in a user namespace, or dropped from root. */
+  readonly identity: BwrapIdentity;
   /** The fd bubblewrap reads the seccomp program from, when there is a filter. */
   readonly seccompFd?: number;
+  /** An fd bubblewrap reads to its end (nothing) for the file that covers `/proc/cmdline`. */
+  readonly emptyFileFd: number;
   /** The fd bubblewrap writes the sandbox's pids and namespaces to, as JSON. */
   readonly infoFd: number;
 }
 
+/** The host name inside every sandbox, instead of the machine's own. */
+export const sandboxHostname = 'sandbox';
+
 /**
- * The bubblewrap command line for one sandboxed process: every namespace new, no capabilities, a
- * read-only tmpfs root holding only the runtime paths and the command's libraries (bound read-only
- * at their own paths), the workspace writable, a fresh `/proc` and a read-only minimal `/dev`, the
- * environment cleared and set to exactly `plan.env`, and the network only when asked for.
+ * Capabilities bubblewrap keeps for the command when the parent is root, for `setpriv` alone: it
+ * changes uid and gid, empties the bounding set, and bubblewrap's `--chdir` into the workspace,
+ * which belongs to the identity and is closed to others, needs to search it. `setpriv` clears
+ * them all before the program starts.
+ */
+const dropCapabilities = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_READ_SEARCH'];
+
+/**
+ * The bubblewrap command line for one sandboxed process: new pid, ipc, uts, cgroup, mount and
+ * (unless `network: 'host'`) net namespaces, no capabilities, a read-only tmpfs root holding only
+ * the runtime paths and the command's libraries (bound read-only at their own paths), the
+ * workspace writable, a fresh `/proc` with `/proc/sys` read-only and the kernel command line and
+ * pid 1 covered, a read-only minimal `/dev`, a neutral host name, the environment cleared and set
+ * to exactly `plan.env`, and the network only when asked for.
+ *
+ * Who the program runs as follows `layout.identity`: with a non-root parent, a user namespace maps
+ * the parent's ids and nested ones are disabled; with a root parent there is no user namespace,
+ * and the command becomes `setpriv`, which drops to the unprivileged identity before executing
+ * the program.
  *
  * @example
  * ```ts
- * spawn('bwrap', bwrapArguments(plan, { sharedLibraries, seccompFd: 4, infoFd: 5 }), { stdio });
+ * spawn('bwrap', bwrapArguments(plan, { sharedLibraries, identity, seccompFd: 4, emptyFileFd: 5, infoFd: 6 }), { stdio });
  * ```
  */
 export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
+  const { identity } = layout;
   const args = [
-    '--unshare-user',
+    ...(identity.kind === 'parent' ? ['--unshare-user'] : []),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup',
     ...(plan.network === 'host' ? [] : ['--unshare-net']),
     // No user namespaces inside: the seccomp filter denies unshare too, this is the second lock.
-    '--disable-userns',
+    // bubblewrap offers it only inside a user namespace of its own; with a root parent the filter
+    // is the one lock (docs/decisions/2026-12-04-root-parent-identity.md).
+    ...(identity.kind === 'parent' ? ['--disable-userns'] : []),
     '--die-with-parent',
     // A new session, so TIOCSTI cannot push keystrokes into the parent's terminal (CVE-2017-5226).
     '--new-session',
     '--cap-drop',
     'ALL',
+    ...(identity.kind === 'dropped' ? dropCapabilities.flatMap((name) => ['--cap-add', name]) : []),
+    '--hostname',
+    sandboxHostname,
     '--clearenv',
     ...Object.entries(plan.env).flatMap(([name, value]) => ['--setenv', name, value]),
     '--tmpfs',
@@ -43,6 +72,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     ...mounts(plan, layout),
     '--proc',
     '/proc',
+    ...procCovers(layout.emptyFileFd),
     '--dev',
     '/dev',
     // After the mounts: the root and /dev (with /dev/shm) become read-only, the workspace stays writable.
@@ -56,6 +86,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     String(layout.infoFd),
     ...(layout.seccompFd === undefined ? [] : ['--seccomp', String(layout.seccompFd)]),
     '--',
+    ...(identity.kind === 'dropped' ? dropCommand(identity) : []),
     plan.command,
     ...plan.args,
   ];
@@ -63,17 +94,97 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
 }
 
 /**
- * Read-only binds for the runtime, then the writable workspace. Parents are bound before the paths
- * inside them, so a runtime path nested in another (or the workspace inside a runtime path) stays
- * what it was asked to be.
+ * What is laid over the fresh `/proc`:
+ *
+ * - `/proc/sys` read-only, whatever bubblewrap decides. bubblewrap covers it only where
+ *   `access(W_OK)` on the directory succeeds, and for a sandbox whose uid is real root it fails
+ *   (the directory is 0555 and no capability overrides that), so ~200 kernel settings stayed
+ *   writable. The source is the host's `/proc/sys`: every setting there reads the namespaces of
+ *   the process asking, so it shows the same values as the sandbox's own.
+ * - `/proc/cmdline`, the kernel command line (boot options, sometimes tokens), by an empty file.
+ * - `/proc/1`, bubblewrap's init, by an empty read-only directory. With a non-root parent it runs
+ *   with the program's own uid, so its memory and environment would be open to the program. The
+ *   cover is made while bubblewrap itself is pid 1 and stays on that pid while it lives.
+ */
+function procCovers(emptyFileFd: number): string[] {
+  return [
+    '--ro-bind',
+    '/proc/sys',
+    '/proc/sys',
+    '--perms',
+    '0444',
+    '--ro-bind-data',
+    String(emptyFileFd),
+    '/proc/cmdline',
+    '--tmpfs',
+    '/proc/1',
+    '--remount-ro',
+    '/proc/1',
+  ];
+}
+
+/**
+ * `setpriv` in front of the program, with a root parent: real, effective and saved ids set to the
+ * identity's, no supplementary groups, and the inheritable and bounding sets emptied (the effective,
+ * permitted and ambient sets empty themselves when every uid leaves 0). It exits with an error
+ * instead of starting the program if any step fails.
+ */
+function dropCommand(identity: Extract<BwrapIdentity, { kind: 'dropped' }>): string[] {
+  return [
+    identity.setpriv,
+    `--reuid=${identity.uid}`,
+    `--regid=${identity.gid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--',
+  ];
+}
+
+/**
+ * The directories leading to the binds, then read-only binds for the runtime, then the writable
+ * workspace. Parents are bound before the paths inside them, so a runtime path nested in another
+ * (or the workspace inside a runtime path) stays what it was asked to be.
  */
 function mounts(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
-  const readOnly = [...new Set([plan.command, ...layout.sharedLibraries, ...plan.runtimePaths])];
+  const dropTools =
+    layout.identity.kind === 'dropped' ? [layout.identity.setpriv, ...layout.identity.setprivLibraries] : [];
+  const readOnly = [
+    ...new Set([plan.command, ...layout.sharedLibraries, ...dropTools, ...plan.runtimePaths]),
+  ];
   const binds = [
     ...readOnly.map((path) => ({ path, flag: '--ro-bind' })),
     { path: plan.workspace, flag: '--bind' },
   ].sort((a, b) => depth(a.path) - depth(b.path));
-  return binds.flatMap(({ path, flag }) => [flag, path, path]);
+  return [
+    ...leadingDirectories(binds.map(({ path }) => path)).flatMap((path) => [
+      '--perms',
+      '0755',
+      '--dir',
+      path,
+    ]),
+    ...binds.flatMap(({ path, flag }) => [flag, path, path]),
+  ];
+}
+
+/**
+ * The directories bubblewrap would create in the tmpfs root on the way to `destinations`, parents
+ * first, to be made ahead with mode 0755: bubblewrap makes them itself with a mode that depends on
+ * its version (0700 for 0.8 here), which the unprivileged identity of a root parent could not
+ * search. Directories that are destinations, or inside one, are the host's and left alone.
+ */
+function leadingDirectories(destinations: readonly string[]): string[] {
+  const isBound = (path: string) =>
+    destinations.some((destination) => path === destination || path.startsWith(`${destination}/`));
+  const found = new Set<string>();
+  for (const destination of destinations) {
+    const parts = destination.split('/').filter(Boolean);
+    for (let length = 1; length < parts.length; length += 1) {
+      const directory = `/${parts.slice(0, length).join('/')}`;
+      if (!isBound(directory)) found.add(directory);
+    }
+  }
+  return [...found].sort((a, b) => depth(a) - depth(b));
 }
 
 function depth(path: string): number {

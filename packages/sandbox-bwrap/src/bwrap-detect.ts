@@ -11,6 +11,7 @@ import {
   type SandboxDetection,
   type SandboxProcess,
 } from '@ghost/core';
+import { type BwrapIdentity, defaultUnprivilegedIdentity, describeBwrapIdentity } from './bwrap-identity.js';
 import type { HostTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
@@ -37,6 +38,8 @@ export interface BwrapEnvironment {
   readonly tools?: HostTools;
   readonly architecture?: SeccompArchitecture;
   readonly cgroups?: CgroupSupport;
+  /** Who programs run as: the parent's ids, or the unprivileged identity when the parent is root. */
+  readonly identity?: BwrapIdentity;
 }
 
 /** What the backend reports where it works: everything, the process limit only with a pids cgroup. */
@@ -99,10 +102,26 @@ export async function detectBwrap(
       `the sandbox launcher needs ${missing}: install them with \`apt-get install bash util-linux\`.`,
     );
   }
-  const { problem: namespaceProblem, appArmorRestricted } = await userNamespaces();
-  if (namespaceProblem !== undefined) {
-    checks.push({ name: 'user namespaces', status: 'missing', detail: namespaceProblem });
-    return unavailable(namespaceProblem);
+  // A root parent needs no user namespace (bubblewrap sets up as root) but setpriv to drop to the
+  // unprivileged identity; any other parent runs bubblewrap in a user namespace of its own.
+  const isRootParent = process.getuid?.() === 0;
+  let identity: BwrapIdentity;
+  let appArmorRestricted = false;
+  if (isRootParent) {
+    const dropped = await droppedIdentity(options);
+    if (typeof dropped === 'string') {
+      checks.push({ name: 'identity', status: 'missing', detail: dropped });
+      return unavailable(dropped);
+    }
+    identity = dropped;
+  } else {
+    const namespaces = await userNamespaces();
+    if (namespaces.problem !== undefined) {
+      checks.push({ name: 'user namespaces', status: 'missing', detail: namespaces.problem });
+      return unavailable(namespaces.problem);
+    }
+    appArmorRestricted = namespaces.appArmorRestricted;
+    identity = { kind: 'parent', uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   }
   const architecture = seccompArchitecture();
   if (architecture === undefined) {
@@ -120,22 +139,27 @@ export async function detectBwrap(
   const tools: HostTools = { bwrap, bash, prlimit };
   const cgroups = options.cgroups === 'off' ? undefined : await detectCgroups();
   if (cgroups !== undefined) await removeStaleSandboxCgroups(cgroups);
-  const proof = await proveSandbox(tools, architecture, cgroups, start);
+  const proof = await proveSandbox(tools, architecture, cgroups, identity, start);
   if (proof.problem !== undefined) {
     checks.push({ name: 'namespaces', status: 'missing', detail: proof.problem });
-    return unavailable(explainStartFailure(proof.problem, appArmorRestricted));
+    return unavailable(explainStartFailure(proof.problem, appArmorRestricted, identity));
   }
   const usableCgroups = proof.cgroupsWork ? cgroups : undefined;
   checks.push(
     {
       name: 'namespaces',
       status: 'enforced',
-      detail: 'user, pid, ipc, uts, cgroup, net (unless network is asked for), mount',
+      detail:
+        identity.kind === 'parent'
+          ? 'user (nested ones disabled), pid, ipc, uts, cgroup, net (unless network is asked for), mount'
+          : 'pid, ipc, uts, cgroup, net (unless network is asked for), mount; no user namespace, as the parent is root (nested ones are denied by seccomp)',
     },
+    { name: 'identity', status: 'enforced', detail: describeBwrapIdentity(identity) },
     {
       name: 'filesystem',
       status: 'enforced',
-      detail: 'read-only tmpfs root with only the runtime paths; private writable workspace',
+      detail:
+        'read-only tmpfs root with only the runtime paths; private writable workspace (nosuid, nodev); /proc/sys read-only; /proc/cmdline and /proc/1 covered',
     },
     {
       name: 'seccomp',
@@ -163,8 +187,27 @@ export async function detectBwrap(
     },
     tools,
     architecture,
+    identity,
     ...(usableCgroups === undefined ? {} : { cgroups: usableCgroups }),
   };
+}
+
+/**
+ * The identity a root parent's programs run as, with `setpriv` (util-linux) to get there; or what
+ * is missing, as the reason to show.
+ */
+async function droppedIdentity(options: BwrapSandboxOptions): Promise<BwrapIdentity | string> {
+  const found = await findExecutable('setpriv');
+  if (found === undefined) {
+    return 'this process runs as root, and the sandbox starts programs as an unprivileged user with setpriv (util-linux), which is not installed: install it with `apt-get install util-linux` (the `setpriv` package on Debian 10 and older), `dnf install util-linux` or `apk add setpriv`, or run Ghost as a non-root user.';
+  }
+  try {
+    const setpriv = await realpath(found);
+    const { uid, gid } = options.unprivilegedIdentity ?? defaultUnprivilegedIdentity;
+    return { kind: 'dropped', uid, gid, setpriv, setprivLibraries: await sharedLibraries(setpriv) };
+  } catch (error) {
+    return `setpriv (${found}) cannot be used: ${(error as Error).message}`;
+  }
 }
 
 async function bwrapVersion(bwrap: string): Promise<string> {
@@ -176,7 +219,10 @@ async function bwrapVersion(bwrap: string): Promise<string> {
   }
 }
 
-/** Reads the sysctls that turn unprivileged user namespaces off, and says which to change. */
+/**
+ * Reads the sysctls that turn unprivileged user namespaces off, and says which to change. Only a
+ * non-root parent needs them: a root parent's sandbox has no user namespace.
+ */
 async function userNamespaces(): Promise<{ problem?: string; appArmorRestricted: boolean }> {
   const read = (path: string) =>
     readFile(path, 'utf8').then(
@@ -188,10 +234,9 @@ async function userNamespaces(): Promise<{ problem?: string; appArmorRestricted:
     read('/proc/sys/kernel/unprivileged_userns_clone'),
     read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
   ]);
-  const isRoot = process.getuid?.() === 0;
   // Ubuntu 24.04+ allows them only to programs whose AppArmor profile grants `userns`; whether bwrap
   // has one shows only when the probe runs, so this just shapes the message if it fails.
-  const appArmorRestricted = appArmor === '1' && !isRoot;
+  const appArmorRestricted = appArmor === '1';
   if (maxNamespaces === '0') {
     return {
       problem:
@@ -199,7 +244,7 @@ async function userNamespaces(): Promise<{ problem?: string; appArmorRestricted:
       appArmorRestricted,
     };
   }
-  if (debianSwitch === '0' && !isRoot) {
+  if (debianSwitch === '0') {
     return {
       problem:
         'unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone is 0): run `sysctl -w kernel.unprivileged_userns_clone=1` as root, and set it in /etc/sysctl.d to keep it.',
@@ -215,7 +260,18 @@ async function kernelHasSeccomp(): Promise<boolean> {
 }
 
 /** Turns bubblewrap's start-up error into what to do about it. */
-function explainStartFailure(problem: string, appArmorRestricted: boolean): string {
+function explainStartFailure(problem: string, appArmorRestricted: boolean, identity: BwrapIdentity): string {
+  if (identity.kind === 'dropped' && /setpriv/.test(problem)) {
+    return `setpriv could not switch programs to uid ${identity.uid}, gid ${identity.gid} (is that id mapped in this container's user namespace?): choose another with createBwrapSandbox({ unprivilegedIdentity }), or run Ghost as a non-root user. It said: ${problem}`;
+  }
+  if (
+    identity.kind === 'dropped' &&
+    /No permissions to creat(?:e|ing) new namespace|Operation not permitted|Creating new namespace failed/i.test(
+      problem,
+    )
+  ) {
+    return `this process runs as root, and bubblewrap sets up a root parent's sandbox without a user namespace, which needs CAP_SYS_ADMIN; it is missing here (a container without it, or a seccomp or LSM policy): run Ghost as a non-root user (bubblewrap then uses a user namespace), or give the container CAP_SYS_ADMIN. bubblewrap said: ${problem}`;
+  }
   if (appArmorRestricted) {
     return `bubblewrap cannot create a user namespace because AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1): install an AppArmor profile that allows userns for bwrap (see /etc/apparmor.d/bwrap-userns-restrict on Ubuntu), or run \`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` as root. bubblewrap said: ${problem}`;
   }
@@ -237,13 +293,15 @@ interface Proof {
 }
 
 /**
- * Starts `node -e ''` in a sandbox with the whole policy and checks that it exits cleanly. Tried
- * with the cgroup first (when there is one), and without it if joining the cgroup is what failed.
+ * Starts Node in a sandbox with the whole policy and checks that it exits cleanly, having run as
+ * the expected uid and gid. Tried with the cgroup first (when there is one), and without it if
+ * joining the cgroup is what failed.
  */
 async function proveSandbox(
   tools: HostTools,
   architecture: SeccompArchitecture,
   cgroups: CgroupSupport | undefined,
+  identity: BwrapIdentity,
   start: StartProcess,
 ): Promise<Proof> {
   const attempt = async (withCgroup: boolean): Promise<string | undefined> => {
@@ -252,7 +310,7 @@ async function proveSandbox(
     const plan = planSandboxSpawn(
       {
         command,
-        args: ['-e', ''],
+        args: ['-e', "process.stdout.write(process.getuid() + ' ' + process.getgid())"],
         env: {},
         runtimePaths: [dirname(command)],
         workspace,
@@ -273,12 +331,17 @@ async function proveSandbox(
         plan,
         tools,
         sharedLibraries: await sharedLibraries(command),
+        identity,
         seccompFilter: buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' }),
         ...(cgroup === undefined ? {} : { cgroup }),
       });
       const exit = await child.exited;
       if (exit.code !== 0) {
         return `a probe program in the sandbox exited with ${exit.code ?? exit.signal}: ${child.stderr.text.trim()}`;
+      }
+      const expected = `${identity.uid} ${identity.gid}`;
+      if (child.stdout.text !== expected) {
+        return `a probe program in the sandbox ran as uid and gid "${child.stdout.text}", not ${expected}`;
       }
       return undefined;
     } catch (error) {

@@ -48,6 +48,18 @@ describe('the launcher', () => {
   );
 
   it.skipIf(!bash || !prlimit)(
+    `starts bubblewrap with an empty environment: not even bash's PWD, SHLVL or _ reach it${missing}`,
+    async () => {
+      // /proc/self/environ is the environment the program was started with, whatever sh adds later.
+      const output = await launch("tr '\\0' '\\n' < /proc/self/environ; echo end", {
+        keepBelow: 3,
+        pipes: 0,
+      });
+      expect(output).toBe('end\n');
+    },
+  );
+
+  it.skipIf(!bash || !prlimit)(
     `sets the rlimits it is given, and never allows a core file${missing}`,
     async () => {
       const output = await launch('ulimit -t; ulimit -n; ulimit -c; ulimit -f', {

@@ -18,7 +18,8 @@ export interface HostTools {
  * so the launcher closes every fd from `<keep>` up before anything else runs. Then it joins each
  * cgroup by writing `0` (the writing task itself) to the cgroup's join file (see
  * `SandboxCgroup.joinFiles`), so bubblewrap and everything below it start inside the limits, with
- * no window in which a process runs outside them.
+ * no window in which a process runs outside them. Finally it starts prlimit (and so bubblewrap)
+ * with an empty environment, so nothing of the parent's reaches even bubblewrap's own processes.
  */
 const launcherScript = [
   'keep=$1; shift',
@@ -29,7 +30,9 @@ const launcherScript = [
   '  shift',
   'done',
   'shift',
-  'exec "$@"',
+  // An empty environment from here on: bash exports PWD (the parent's working directory), SHLVL
+  // and _, and bubblewrap's init shows its environment in /proc/1/environ.
+  'exec -c "$@"',
 ].join('\n');
 
 /** Exit code of the launcher when it could not join a cgroup. */

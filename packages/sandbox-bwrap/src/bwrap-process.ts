@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { chown, rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { Duplex, type Readable } from 'node:stream';
 import {
@@ -13,6 +13,7 @@ import {
 } from '@ghost/core';
 import { beforeDeadline, streamsSettled } from '@ghost/core/internal';
 import { bwrapArguments } from './bwrap-arguments.js';
+import type { BwrapIdentity } from './bwrap-identity.js';
 import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
 import type { SandboxCgroup } from './cgroups.js';
 import {
@@ -47,6 +48,8 @@ export interface BwrapProcessOptions {
   readonly plan: SandboxSpawnPlan;
   readonly tools: HostTools;
   readonly sharedLibraries: readonly string[];
+  /** Who the program runs as. */
+  readonly identity: BwrapIdentity;
   /** The classic BPF program bubblewrap loads, when the backend filters system calls. */
   readonly seccompFilter?: Buffer;
   /** The cgroup that bounds memory and processes, when the host offers one. */
@@ -60,12 +63,16 @@ export interface BwrapProcessOptions {
  * its namespaces), or rejects with a `SandboxUnavailableError` carrying bubblewrap's own message.
  */
 export async function startBwrapProcess(options: BwrapProcessOptions): Promise<SandboxProcess> {
-  const { plan } = options;
+  const { plan, identity } = options;
+  if (identity.kind === 'dropped') await handOverWorkspace(plan, identity);
   const channelCount = plan.extraFds;
   const seccompFd = options.seccompFilter === undefined ? undefined : 3 + channelCount;
-  const infoFd = 3 + channelCount + (seccompFd === undefined ? 0 : 1);
+  const emptyFileFd = 3 + channelCount + (seccompFd === undefined ? 0 : 1);
+  const infoFd = emptyFileFd + 1;
   const args = bwrapArguments(plan, {
     sharedLibraries: options.sharedLibraries,
+    identity,
+    emptyFileFd,
     infoFd,
     ...(seccompFd === undefined ? {} : { seccompFd }),
   });
@@ -89,6 +96,7 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
   const stderr = new BoundedOutputBuffer();
   child.stderr?.on('data', (chunk: Buffer) => stderr.append(chunk));
   if (seccompFd !== undefined) (child.stdio[seccompFd] as Duplex).end(options.seccompFilter);
+  (child.stdio[emptyFileFd] as Duplex).end();
   let info: SandboxInfo;
   try {
     info = await readInfo(child, infoFd);
@@ -112,6 +120,25 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     );
   }
   return superviseBwrapProcess(child, info, stderr, options);
+}
+
+/**
+ * Gives the workspace directory to the unprivileged identity (a root parent's workspace is
+ * root's), so the program can write in it; what the caller put inside keeps its owner. `close()`
+ * removes it as root, as before.
+ */
+async function handOverWorkspace(
+  plan: SandboxSpawnPlan,
+  identity: Extract<BwrapIdentity, { kind: 'dropped' }>,
+): Promise<void> {
+  try {
+    await chown(plan.workspace, identity.uid, identity.gid);
+  } catch (error) {
+    throw new SandboxUnavailableError(
+      `The bwrap sandbox could not give the workspace ${plan.workspace} to uid ${identity.uid}, gid ${identity.gid}, the identity programs run as when the parent is root: ${(error as Error).message}. Use a workspace on a filesystem that allows chown (not one mounted with root squashing).`,
+      { cause: error, details: { backend: 'bwrap', workspace: plan.workspace } },
+    );
+  }
 }
 
 /** Resolves with bubblewrap's info JSON, or rejects if it exits (or fails to start) first. */

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,6 +25,10 @@ const cgroups = hasBwrap ? await detectCgroups() : undefined;
 const noBwrap = hasBwrap ? '' : ' (skipped: bubblewrap is not installed here)';
 const noCgroup = cgroups?.memoryParent ? '' : ' (skipped: this process may not create a memory cgroup here)';
 const noPidsCgroup = cgroups?.pidsParent ? '' : ' (skipped: this process may not create a pids cgroup here)';
+// Which identity programs get depends on whether this process is root; the other parent's cases
+// skip and say so (bwrap-non-root-parent.test.ts runs a non-root parent from a root one).
+const isRootParent = process.getuid?.() === 0;
+const noRootParent = isRootParent ? '' : ' (skipped: identity cases need a root parent)';
 
 const started: SandboxProcess[] = [];
 const directories: string[] = [];
@@ -82,6 +86,7 @@ describe('bwrapSandbox', () => {
       expect(detection.checks?.map((check) => check.name)).toEqual([
         'bubblewrap',
         'namespaces',
+        'identity',
         'filesystem',
         'seccomp',
         'privileges',
@@ -89,6 +94,15 @@ describe('bwrapSandbox', () => {
         'memory limit',
         'process limit',
       ]);
+      const identity = detection.checks?.find((check) => check.name === 'identity');
+      expect(identity?.status).toBe('enforced');
+      expect(identity?.detail).toMatch(
+        isRootParent
+          ? /^the parent is root, so programs run as uid 65534, gid 65534, never as root/
+          : new RegExp(
+              `^programs run as uid ${process.getuid?.()}, gid ${process.getgid?.()}, the parent's own`,
+            ),
+      );
     },
   );
 
@@ -96,6 +110,8 @@ describe('bwrapSandbox', () => {
     `shows the program only its command, libraries, runtime paths and workspace, read-only but for the workspace${noBwrap}`,
     async () => {
       const runtime = await temporaryDirectory('ghost-bwrap-runtime-');
+      // Readable by everyone, as runtime paths are: a root parent's programs run unprivileged.
+      await chmod(runtime, 0o755);
       await writeFile(join(runtime, 'data.txt'), 'runtime file');
       const { exit, stdout } = await runNode(
         `const fs = require('fs');
@@ -350,6 +366,56 @@ describe('bwrapSandbox', () => {
   });
 });
 
+describe('bwrapSandbox with a root parent', () => {
+  it.skipIf(!hasBwrap || !isRootParent)(
+    `runs programs as the configured identity, hands it the workspace, and still removes it on close${noBwrap || noRootParent}`,
+    async () => {
+      const backend = createBwrapSandbox({ unprivilegedIdentity: { uid: 23456, gid: 34567 } });
+      const identity = (await backend.detect()).checks?.find((check) => check.name === 'identity');
+      expect(identity?.detail).toMatch(/programs run as uid 23456, gid 34567, never as root/);
+      const { exit, stdout, workspace, child } = await runNode(
+        `const fs = require('fs');
+         fs.writeFileSync('made-here', 'x');
+         const status = fs.readFileSync('/proc/self/status', 'utf8');
+         console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), groups: (status.match(/^Groups:(.*)$/m) || [])[1].trim(), made: fs.statSync('made-here').uid, noNewPrivs: /NoNewPrivs:\\s*1/.test(status) }));`,
+        {},
+        backend,
+      );
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(JSON.parse(stdout)).toEqual({
+        uid: 23456,
+        gid: 34567,
+        groups: '',
+        made: 23456,
+        noNewPrivs: true,
+      });
+      expect(await stat(workspace)).toMatchObject({ uid: 23456, gid: 34567 });
+      await child.close();
+      expect(existsSync(workspace)).toBe(false);
+    },
+  );
+
+  it.skipIf(!hasBwrap || !isRootParent)(
+    `refuses a runtime path the identity cannot read, saying which and what to do${noBwrap || noRootParent}`,
+    async () => {
+      const runtime = await temporaryDirectory('ghost-bwrap-runtime-');
+      await chmod(runtime, 0o700);
+      const workspace = await temporaryDirectory('ghost-bwrap-test-');
+      const spawning = bwrapSandbox.spawn({
+        command: node,
+        args: [],
+        env: {},
+        runtimePaths: [runtime],
+        workspace,
+      });
+      await expect(spawning).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(spawning).rejects.toThrow(
+        /runtimePaths\[0\] .* is mode 700, owner 0: uid 65534, gid 65534, the identity programs run as because this process is root, cannot read and search it\. Let others read and search it \(chmod o\+rx\)/,
+      );
+    },
+  );
+});
+
 describe('bwrap on a machine where it cannot run', () => {
   it('says bubblewrap is missing and how to install it, and code mode refuses', async () => {
     const missing = createBwrapSandbox({ bwrapPath: '/nonexistent/bwrap' });
@@ -375,13 +441,34 @@ describe('bwrap on a machine where it cannot run', () => {
     await chmod(refusing, 0o755);
     const detection = await createBwrapSandbox({ bwrapPath: refusing }).detect();
     expect(detection.available).toBe(false);
-    expect(detection.reason).toMatch(/not allowed to create namespaces here/);
+    // A root parent's sandbox has no user namespace, so the advice differs.
+    expect(detection.reason).toMatch(
+      isRootParent
+        ? /sets up a root parent's sandbox without a user namespace, which needs CAP_SYS_ADMIN.*run Ghost as a non-root user/
+        : /not allowed to create namespaces here/,
+    );
     expect(detection.reason).toMatch(/No permissions to creating new namespace/);
     expect(detection.checks?.find((check) => check.name === 'namespaces')?.status).toBe('missing');
   });
 
   it('rejects an unknown cgroups option at creation', () => {
     expect(() => createBwrapSandbox({ cgroups: 'always' as never })).toThrow(ConfigurationError);
+  });
+
+  it('rejects an unprivileged identity that is root or not a whole number at creation', () => {
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 0, gid: 65534 } })).toThrow(
+      /unprivilegedIdentity.uid must be a whole number from 1 to 4294967294 \(0 is root\), got 0/,
+    );
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 65534, gid: 0 } })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 1.5, gid: 2 } })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 2 ** 32 - 1, gid: 2 } })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: null as never })).toThrow(ConfigurationError);
   });
 
   it.skipIf(!hasBwrap)(

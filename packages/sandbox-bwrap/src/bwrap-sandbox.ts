@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import {
   ConfigurationError,
@@ -11,6 +12,12 @@ import {
   SandboxUnavailableError,
 } from '@ghost/core';
 import { type BwrapEnvironment, detectBwrap } from './bwrap-detect.js';
+import {
+  type BwrapIdentity,
+  checkUnprivilegedIdentity,
+  isUsableBy,
+  type UnprivilegedIdentity,
+} from './bwrap-identity.js';
 import { startBwrapProcess } from './bwrap-process.js';
 import { createSandboxCgroup, type SandboxCgroup } from './cgroups.js';
 import { buildSeccompFilter, type SeccompArchitecture } from './seccomp-filter.js';
@@ -25,15 +32,26 @@ export interface BwrapSandboxOptions {
    * one; `'off'` never does, so memory is bounded by sampling and `limits.processes` is refused.
    */
   readonly cgroups?: 'auto' | 'off';
+  /**
+   * Who programs run as when this process runs as root: default uid 65534 and gid 65534 (nobody,
+   * nogroup), never 0. Programs never run as real root: bubblewrap sets the sandbox up as root and
+   * the program starts as this identity, with no groups and no capabilities, and the workspace is
+   * handed to it. Runtime paths must then be readable by it (their own mode bits; their parent
+   * directories need not be). Give a uid of its own to keep sandboxes apart from other `nobody`
+   * processes. With a non-root parent programs run as the parent's own uid and this is not used.
+   */
+  readonly unprivilegedIdentity?: UnprivilegedIdentity;
 }
 
 /**
- * Creates the bubblewrap backend. Every process it starts gets new user, pid, ipc, uts, cgroup and
+ * Creates the bubblewrap backend. Every process it starts gets new pid, ipc, uts, cgroup, mount and
  * (unless `network: 'host'`) net namespaces, no capabilities and no new privileges, a seccomp
  * filter, a read-only root holding only the runtime paths and the command's shared libraries, the
- * workspace as the one writable place, a cleared environment, rlimits for CPU, file size, open
- * files and core dumps, and a cgroup (or parent-side sampling) for memory and processes.
- * `detect()` says precisely what is missing where it cannot.
+ * workspace as the one writable place, a read-only `/proc/sys`, a cleared environment, rlimits for
+ * CPU, file size, open files and core dumps, and a cgroup (or parent-side sampling) for memory and
+ * processes. It never runs as real root: with a non-root parent it runs as the parent's uid in a
+ * user namespace, with a root parent as `unprivilegedIdentity`. `detect()` says precisely what is
+ * missing where it cannot, and which identity programs run as.
  *
  * @example
  * ```ts
@@ -49,9 +67,15 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       `The bwrap option cgroups must be 'auto' or 'off', got ${String(options.cgroups)}.`,
     );
   }
+  const unprivilegedIdentity =
+    options.unprivilegedIdentity === undefined
+      ? undefined
+      : checkUnprivilegedIdentity(options.unprivilegedIdentity);
+  const detectOptions: BwrapSandboxOptions =
+    unprivilegedIdentity === undefined ? options : { ...options, unprivilegedIdentity };
   let detecting: Promise<BwrapEnvironment> | undefined;
   const environment = () => {
-    detecting ??= detectBwrap(options, startBwrapProcess);
+    detecting ??= detectBwrap(detectOptions, startBwrapProcess);
     return detecting;
   };
   return defineSandboxBackend({
@@ -65,7 +89,13 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
     async spawn(spec: SandboxSpawnSpec): Promise<SandboxProcess> {
       const found = await environment();
       const { detection } = found;
-      if (!detection.available || found.tools === undefined || found.architecture === undefined) {
+      const { identity } = found;
+      if (
+        !detection.available ||
+        found.tools === undefined ||
+        found.architecture === undefined ||
+        identity === undefined
+      ) {
         throw new SandboxUnavailableError(
           `The bwrap sandbox cannot contain programs here: ${detection.reason}`,
           {
@@ -76,9 +106,27 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       const plan = planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities });
       await requireDirectory(plan.workspace, 'workspace');
       if (plan.cwd !== plan.workspace) await requireDirectory(plan.cwd, 'cwd');
-      await Promise.all(
+      const runtimePaths = await Promise.all(
         plan.runtimePaths.map((path, index) => requireExisting(path, `runtimePaths[${index}]`)),
       );
+      if (identity.kind === 'dropped') {
+        requireUsable(
+          identity,
+          plan.command,
+          'command',
+          await requireExisting(plan.command, 'command'),
+          'execute',
+        );
+        runtimePaths.forEach((stats, index) => {
+          requireUsable(
+            identity,
+            plan.runtimePaths[index] as string,
+            `runtimePaths[${index}]`,
+            stats,
+            'read',
+          );
+        });
+      }
       plan.signal?.throwIfAborted();
       const libraries = await sharedLibraries(plan.command).catch((error: unknown) => {
         throw new SandboxUnavailableError(
@@ -108,6 +156,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
           plan,
           tools: found.tools,
           sharedLibraries: libraries,
+          identity,
           seccompFilter: seccompFilterFor(found.architecture, plan.network, plan.subprocesses),
           ...(cgroup === undefined ? {} : { cgroup }),
           ...(plan.limits.memoryBytes !== undefined && cgroupLimits.memoryBytes === undefined
@@ -132,6 +181,26 @@ async function requireDirectory(path: string, field: string): Promise<void> {
       },
     );
   }
+}
+
+/**
+ * With a root parent the program runs as the unprivileged identity, so a runtime path only root
+ * can read would fail inside with a bare EACCES; say so here, with what to do.
+ */
+function requireUsable(
+  identity: Extract<BwrapIdentity, { kind: 'dropped' }>,
+  path: string,
+  field: string,
+  stats: Stats,
+  purpose: 'read' | 'execute',
+): void {
+  if (isUsableBy(identity, stats, purpose)) return;
+  const needed = purpose === 'execute' ? 'execute' : stats.isDirectory() ? 'read and search' : 'read';
+  const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
+  throw new ConfigurationError(
+    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Let others ${needed} it (chmod o+${grant}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
+    { details: { [field]: path, uid: identity.uid, gid: identity.gid } },
+  );
 }
 
 async function requireExisting(path: string, field: string) {

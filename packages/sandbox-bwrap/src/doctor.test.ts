@@ -53,6 +53,14 @@ describe('formatDoctorReport', () => {
       const report = formatDoctorReport('bwrap', await createBwrapSandbox().detect());
       expect(report).toMatch(/^sandbox bwrap: available/);
       expect(report).toMatch(/ok {3}seccomp +x86_64|ok {3}seccomp +aarch64/);
+      // Which identity programs run as, for a root parent and any other.
+      expect(report).toMatch(
+        process.getuid?.() === 0
+          ? /\n {2}ok {3}identity +the parent is root, so programs run as uid 65534, gid 65534, never as root/
+          : new RegExp(
+              `\\n {2}ok {3}identity +programs run as uid ${process.getuid?.()}, gid ${process.getgid?.()}, the parent's own`,
+            ),
+      );
     },
   );
 });

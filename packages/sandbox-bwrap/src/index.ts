@@ -1,3 +1,4 @@
+export type { UnprivilegedIdentity } from './bwrap-identity.js';
 export { type BwrapSandboxOptions, bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
 export { formatDoctorReport } from './doctor.js';
 

@@ -37,10 +37,13 @@ export function seccompArchitecture(arch: string = process.arch): SeccompArchite
  *
  * The program checks `seccomp_data.arch` first and kills the process on any other ABI (i386 through
  * `int 0x80` on x86_64, aarch32 on arm64); on x86_64 it denies the whole x32 ABI. Then everything
- * is allowed except, with `EPERM`: debugging and cross-process memory access (`ptrace`,
- * `process_vm_readv/writev`), `io_uring_*`, `bpf`, the kernel keyring, every mount call and
- * `chroot`, `unshare`, `setns`, `perf_event_open`, kexec, kernel modules, `userfaultfd`, swap,
- * `reboot`, file handles, `personality()` other than the default or a query, the terminal-injecting
+ * is allowed except, with `EPERM`: debugging and cross-process access (`ptrace`,
+ * `process_vm_readv/writev`, `pidfd_getfd`, `kcmp`, `process_madvise`), `io_uring_*`, `bpf`, the
+ * kernel keyring, every mount call (`mount`, `umount2`, `pivot_root` and the mount API: `open_tree`,
+ * `open_tree_attr`, `move_mount`, `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`,
+ * `statmount`, `listmount`) and `chroot`, `unshare`, `setns`, `perf_event_open`, kexec, kernel
+ * modules, `userfaultfd`, swap, `reboot`, file handles, the kernel log (`syslog`),
+ * `personality()` other than the default or a query, the terminal-injecting
  * ioctls `TIOCSTI` and `TIOCLINUX`, and `clone()` with a namespace flag. `clone3()` fails with
  * `ENOSYS`, because its flags are in memory a filter cannot read; glibc then falls back to `clone()`.
  * {@link SeccompPolicy} adds the socket and process rules.
@@ -90,7 +93,7 @@ export function buildSeccompFilter(policy: SeccompPolicy): Buffer {
 
 /**
  * One line for diagnostics, such as
- * `"x86_64: 39 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes"`.
+ * `"x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes"`.
  */
 export function describeSeccompPolicy(policy: SeccompPolicy): string {
   const table = syscallTables[policy.architecture];
@@ -151,6 +154,12 @@ const alwaysDenied: readonly FilteredSyscall[] = [
   'ptrace',
   'process_vm_readv',
   'process_vm_writev',
+  // Reaching into another process short of ptrace: taking its descriptors, comparing its kernel
+  // objects, advising on its memory. Nothing in the sandbox needs them, and with a non-root parent
+  // bubblewrap's pid 1 has the program's own uid, so only this filter keeps them from reaching it.
+  'pidfd_getfd',
+  'kcmp',
+  'process_madvise',
   'io_uring_setup',
   'io_uring_enter',
   'io_uring_register',
@@ -168,6 +177,10 @@ const alwaysDenied: readonly FilteredSyscall[] = [
   'fsconfig',
   'fspick',
   'mount_setattr',
+  'open_tree_attr',
+  // Only describe mounts, but nothing in the sandbox needs them and they are young kernel code (6.8).
+  'statmount',
+  'listmount',
   'chroot',
   'unshare',
   'setns',
@@ -183,6 +196,8 @@ const alwaysDenied: readonly FilteredSyscall[] = [
   'reboot',
   'open_by_handle_at',
   'name_to_handle_at',
+  // The kernel log: the host's boot messages and devices, readable where kernel.dmesg_restrict is 0.
+  'syslog',
 ];
 
 function denyWith(name: keyof typeof errnoValues): number {

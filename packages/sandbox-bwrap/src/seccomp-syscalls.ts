@@ -1,6 +1,7 @@
 // Kernel ABI numbers the seccomp filter compares against. Syscall numbers come from the kernel's
-// uapi headers (linux-libc-dev 6.1): `asm/unistd_64.h` for x86_64 and `asm-generic/unistd.h`,
-// which arm64 uses unchanged. Only the system calls the filter names are listed.
+// uapi headers (linux-libc-dev 6.1, and Linux 6.8 and 6.15 for statmount, listmount and
+// open_tree_attr): `asm/unistd_64.h` for x86_64 and `asm-generic/unistd.h`, which arm64 uses
+// unchanged; from 424 on both share one numbering. Only the system calls the filter names are listed.
 import type { SeccompArchitecture } from './seccomp-filter.js';
 
 /** The system calls the filter has a rule for. */
@@ -25,6 +26,13 @@ export type FilteredSyscall =
   | 'fsconfig'
   | 'fspick'
   | 'mount_setattr'
+  | 'open_tree_attr'
+  | 'statmount'
+  | 'listmount'
+  | 'pidfd_getfd'
+  | 'kcmp'
+  | 'process_madvise'
+  | 'syslog'
   | 'unshare'
   | 'setns'
   | 'perf_event_open'
@@ -80,6 +88,7 @@ const x64Table: SyscallTable = {
     vfork: 58,
     execve: 59,
     ptrace: 101,
+    syslog: 103,
     personality: 135,
     pivot_root: 155,
     chroot: 161,
@@ -101,6 +110,7 @@ const x64Table: SyscallTable = {
     setns: 308,
     process_vm_readv: 310,
     process_vm_writev: 311,
+    kcmp: 312,
     finit_module: 313,
     kexec_file_load: 320,
     bpf: 321,
@@ -116,7 +126,12 @@ const x64Table: SyscallTable = {
     fsmount: 432,
     fspick: 433,
     clone3: 435,
+    pidfd_getfd: 438,
+    process_madvise: 440,
     mount_setattr: 442,
+    statmount: 457,
+    listmount: 458,
+    open_tree_attr: 467,
   },
 };
 
@@ -135,6 +150,7 @@ const arm64Table: SyscallTable = {
     kexec_load: 104,
     init_module: 105,
     delete_module: 106,
+    syslog: 116,
     ptrace: 117,
     reboot: 142,
     socket: 198,
@@ -152,6 +168,7 @@ const arm64Table: SyscallTable = {
     setns: 268,
     process_vm_readv: 270,
     process_vm_writev: 271,
+    kcmp: 272,
     finit_module: 273,
     bpf: 280,
     execveat: 281,
@@ -167,7 +184,12 @@ const arm64Table: SyscallTable = {
     fsmount: 432,
     fspick: 433,
     clone3: 435,
+    pidfd_getfd: 438,
+    process_madvise: 440,
     mount_setattr: 442,
+    statmount: 457,
+    listmount: 458,
+    open_tree_attr: 467,
   },
 };
 

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { mkdtemp, realpath } from 'node:fs/promises';
+import { chmod, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxBackendV1 } from '@ghost/core';
@@ -8,6 +8,7 @@ import { registerCases, type SuiteContext } from './conformance-case.js';
 import { contractCases } from './contract-cases.js';
 import { environmentEscapeCases } from './environment-escape-cases.js';
 import { filesystemEscapeCases } from './filesystem-escape-cases.js';
+import { identityEscapeCases } from './identity-escape-cases.js';
 import { compileNativeProbe } from './native-probe.js';
 import { networkEscapeCases } from './network-escape-cases.js';
 import { processEscapeCases } from './process-escape-cases.js';
@@ -79,6 +80,8 @@ export async function describeSandboxConformance(options: SandboxConformanceOpti
   if (unavailableReason === undefined) {
     // A read-only runtime path of every spawn: the native probe lives here.
     const probeDirectory = await realpath(await mkdtemp(join(tmpdir(), 'ghost-testkit-probes-')));
+    // Readable by everyone: with a root parent the backend may run probes as an unprivileged user.
+    await chmod(probeDirectory, 0o755);
     removeProbeDirectory = () => rmSync(probeDirectory, { recursive: true, force: true });
     // afterAll does not run when a filter skips the whole suite; the exit hook still removes it.
     process.once('exit', removeProbeDirectory);
@@ -112,6 +115,7 @@ export async function describeSandboxConformance(options: SandboxConformanceOpti
     describe('contract', () => registerCases(context, contractCases(context)));
     describe('escapes and abuse', () => {
       describe('filesystem', () => registerCases(context, filesystemEscapeCases()));
+      describe('identity', () => registerCases(context, identityEscapeCases()));
       describe('network', () => registerCases(context, networkEscapeCases()));
       describe('processes', () => registerCases(context, processEscapeCases(context)));
       describe('resource limits', () => registerCases(context, resourceEscapeCases()));

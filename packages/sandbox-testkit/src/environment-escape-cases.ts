@@ -1,10 +1,23 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { expect } from 'vitest';
 import { withoutWorkingDirectory } from './backend-environment.js';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
-import { environmentProbe } from './probes/identity-probes.js';
+import { environmentProbe, hostDetailsProbe } from './probes/identity-probes.js';
 
-/** Secrets in the parent's environment stay there (`environmentIsolation`). */
+/** What the host-details probe reports. */
+interface HostDetails {
+  readonly hostname: string;
+  readonly commandLine: string | null;
+  /** `/proc/self/environ` and `/proc/1/environ` by pid (`self`, `1`), null where they cannot be read. */
+  readonly environments: Record<string, string | null>;
+}
+
+/**
+ * Secrets in the parent's environment stay there (`environmentIsolation`), and details of the host
+ * (its name, the kernel command line) stay outside (`filesystemIsolation`).
+ */
 export function environmentEscapeCases(): ConformanceCase[] {
   return [
     escapeCase({
@@ -17,6 +30,31 @@ export function environmentEscapeCases(): ConformanceCase[] {
         const report = harness.report<{ env: Record<string, string>; cwd: string; leakedIn: string[] }>(run);
         expect(withoutWorkingDirectory(report.env, report.cwd)).toEqual({});
         expect(report.leakedIn).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title:
+        "the parent's working directory is in neither the process's environment nor its pid 1's (/proc/self/environ, /proc/1/environ)",
+      needs: ['environmentIsolation', 'linux host'],
+      // At / the value would be found in any PWD=/ and prove nothing.
+      notApplicable: process.cwd() === '/' ? "the parent's working directory is /" : undefined,
+      run: async (harness) => {
+        const report = harness.report<HostDetails>(await harness.runNode(hostDetailsProbe));
+        const parentDirectory = `=${process.cwd()}\0`;
+        const leaking = Object.entries(report.environments)
+          .filter(([, environment]) => environment !== null && `${environment}\0`.includes(parentDirectory))
+          .map(([pid]) => `/proc/${pid}/environ`);
+        expect(leaking, `environments naming ${process.cwd()}`).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title: "the host's name and the kernel command line are not visible",
+      needs: ['filesystemIsolation', 'linux host'],
+      run: async (harness) => {
+        const report = harness.report<HostDetails>(await harness.runNode(hostDetailsProbe));
+        expect(report.hostname, 'the host name seen inside').not.toBe(hostname());
+        const commandLine = (await readFile('/proc/cmdline', 'utf8')).trim();
+        expect(report.commandLine ?? '', 'the kernel command line seen inside').not.toContain(commandLine);
       },
     }),
   ];

@@ -1,6 +1,6 @@
 /**
  * The C source of the native probe: the few attempts Node cannot make because they are raw system
- * calls (`ptrace`, `TIOCSTI`, raw sockets), a fork loop, an exact list of open descriptors and a
+ * calls (`ptrace`, `TIOCSTI`, raw sockets, `pidfd_getfd`), a fork loop, an exact list of open descriptors and a
  * single-threaded sleeper. It is kept as a string, not a `.c` file, so the published package needs
  * no copy step: the suite writes it to a temp dir and compiles it with `cc -static` at start, and a
  * static binary needs no shared library inside the sandbox.
@@ -12,6 +12,7 @@ export const nativeProbeSource = String.raw`
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ export const nativeProbeSource = String.raw`
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -27,6 +29,41 @@ export const nativeProbeSource = String.raw`
 
 /* 0 when the call succeeded, else its errno. */
 static int outcome(long result) { return result < 0 ? errno : 0; }
+
+/* Older C libraries lack these numbers; they are the same on x86_64 and arm64. */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+/* Opens a path and closes it again: 0 when it opened, else the errno. */
+static int open_outcome(const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return errno;
+  close(fd);
+  return 0;
+}
+
+/*
+ * Tries to reach pid 1 of its pid namespace, the backend's init: its memory and environment
+ * through /proc, and its descriptors through pidfd_getfd. Without a pid namespace pid 1 is the
+ * host's init; when the probe is pid 1 itself there is nothing else to reach, and it says so.
+ */
+static int reach_pid_one(void) {
+  int mem = open_outcome("/proc/1/mem");
+  int environment = open_outcome("/proc/1/environ");
+  long pidfd = syscall(SYS_pidfd_open, 1, 0);
+  printf("{\"pid\":%d,\"mem\":%d,\"environ\":%d,\"pidfdOpen\":%d,\"getfd\":[", (int)getpid(), mem,
+         environment, outcome(pidfd));
+  for (int fd = 0; fd < 3; fd++) {
+    int error = pidfd < 0 ? -1 : outcome(syscall(SYS_pidfd_getfd, (int)pidfd, fd, 0));
+    printf("%s%d", fd == 0 ? "" : ",", error);
+  }
+  printf("]}\n");
+  return 0;
+}
 
 /* Every open descriptor, found with fcntl so that no /proc is needed and none is opened to look. */
 static int list_descriptors(void) {
@@ -108,6 +145,17 @@ static int open_sockets(void) {
   return 0;
 }
 
+/* Tries to make a user namespace, with unshare and with clone; each errno, 0 if one was made. */
+static int make_user_namespace(void) {
+  int unshared = outcome(unshare(CLONE_NEWUSER));
+  long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) _exit(0);
+  int cloned = outcome(child);
+  if (child > 0) waitpid((pid_t)child, NULL, 0);
+  printf("{\"unshare\":%d,\"clone\":%d}\n", unshared, cloned);
+  return 0;
+}
+
 /*
  * Every process forks as fast as it can for the given seconds, children included; then the first
  * reports and exits while the rest sleep, so the host can count them, and exit on their own later.
@@ -141,6 +189,8 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "ptrace") == 0) return trace(argc - 2, argv + 2);
   if (strcmp(mode, "tiocsti") == 0) return inject_keystroke();
   if (strcmp(mode, "sockets") == 0) return open_sockets();
+  if (strcmp(mode, "pid1") == 0) return reach_pid_one();
+  if (strcmp(mode, "userns") == 0) return make_user_namespace();
   if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
   /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
   if (strcmp(mode, "sleep") == 0) {

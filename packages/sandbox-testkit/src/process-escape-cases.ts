@@ -75,6 +75,28 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
       },
     }),
     escapeCase({
+      title:
+        'pid 1 of the sandbox is out of reach: its /proc/1/mem and /proc/1/environ and pidfd_getfd of its descriptors fail',
+      needs: ['processTreeOwnership', 'syscallFilter', 'native probe'],
+      run: async (harness) => {
+        const report = harness.report<{
+          pid: number;
+          mem: number;
+          environ: number;
+          pidfdOpen: number;
+          getfd: number[];
+        }>(await harness.runNative('pid1'));
+        // A backend may run the program as its namespace's init; then there is no other pid 1.
+        if (report.pid === 1) return;
+        expect(report.mem, 'errno of opening /proc/1/mem (0: it opened)').not.toBe(0);
+        expect(report.environ, 'errno of opening /proc/1/environ (0: it opened)').not.toBe(0);
+        // -1: no pidfd to try with, which is a denial too.
+        for (const [fd, errno] of report.getfd.entries()) {
+          expect(errno, `errno of pidfd_getfd of pid 1's fd ${fd} (0: it was taken)`).not.toBe(0);
+        }
+      },
+    }),
+    escapeCase({
       title: 'the process holds no descriptors but stdio and its channels',
       needs: ['native probe', 'linux host'],
       run: async (harness) => {

@@ -214,6 +214,18 @@ export class SandboxHarness {
     }
   }
 
+  /** The JSON report a probe that is still running printed as its `ready` line. */
+  readyReport<Report>(child: SandboxProcess): Report {
+    const line = child.stdout.text.split('\n').find((candidate) => candidate.includes('"ready":true'));
+    try {
+      return JSON.parse(line ?? '') as Report;
+    } catch {
+      throw new Error(
+        `The probe printed no ready report. stdout: ${child.stdout.text.slice(0, 500)} stderr: ${child.stderr.text.slice(0, 1_000)}`,
+      );
+    }
+  }
+
   /** The next program runs normally: the backend is still usable after whatever the case did. */
   async expectNextProgramRuns(): Promise<void> {
     const next = await this.runNode("process.stdout.write('next program ran')");

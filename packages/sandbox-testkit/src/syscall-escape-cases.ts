@@ -19,6 +19,17 @@ export function syscallEscapeCases(): ConformanceCase[] {
       },
     }),
     escapeCase({
+      title: 'no user namespace can be made, by unshare or by clone',
+      needs: ['syscallFilter', 'native probe'],
+      run: async (harness) => {
+        const report = harness.report<{ unshare: number; clone: number }>(
+          await harness.runNative('userns', [], { subprocesses: 'allow' }),
+        );
+        expect(report.unshare, 'errno of unshare(CLONE_NEWUSER) (0: made one)').not.toBe(0);
+        expect(report.clone, 'errno of clone(CLONE_NEWUSER) (0: made one)').not.toBe(0);
+      },
+    }),
+    escapeCase({
       title: 'TIOCSTI cannot push keystrokes into a terminal',
       needs: ['syscallFilter', 'native probe'],
       run: async (harness) => {
@@ -41,21 +52,28 @@ export function syscallEscapeCases(): ConformanceCase[] {
       },
     }),
     escapeCase({
-      title: 'runs with no new privileges, no effective capabilities and the same uid',
+      title:
+        "runs with no new privileges, no capabilities in any set, and the parent's uid, or a non-root one when the parent is root",
       needs: ['syscallFilter'],
       run: async (harness) => {
-        const report = harness.report<{ noNewPrivs?: string; capEff?: string; uid?: string }>(
+        const report = harness.report<Record<string, string | undefined>>(
           await harness.runNode(privilegesProbe),
         );
         expect(report.noNewPrivs).toBe('1');
-        expect(report.capEff).toMatch(/^0+$/);
-        const uid = String(process.getuid?.());
-        expect(report.uid?.split(/\s+/), 'real, effective, saved and filesystem uid').toEqual([
-          uid,
-          uid,
-          uid,
-          uid,
-        ]);
+        expect(report.seccomp, 'seccomp mode 2: a filter applies').toBe('2');
+        for (const set of ['capEff', 'capPrm', 'capInh', 'capBnd', 'capAmb']) {
+          expect(report[set], set).toMatch(/^0+$/);
+        }
+        const uids = report.uid?.split(/\s+/);
+        const parentUid = process.getuid?.();
+        if (parentUid === 0) {
+          // Seen from inside; the identity cases compare with the host's view.
+          expect(uids, 'real, effective, saved and filesystem uid').toHaveLength(4);
+          for (const uid of uids ?? []) expect(uid, 'a uid of the process').not.toBe('0');
+        } else {
+          const uid = String(parentUid);
+          expect(uids, 'real, effective, saved and filesystem uid').toEqual([uid, uid, uid, uid]);
+        }
       },
     }),
   ];

@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { findExecutable } from './host-tools.js';
+
+const run = promisify(execFile);
+
+// A root test process cannot be a non-root parent itself, so these cases start one: Node as an
+// unused uid (through setpriv), using the built package in dist/ as any non-root user's Ghost
+// would, and read what it reports. Run as another user, the other test files cover that parent.
+const nonRootUid = 65533;
+const packageDirectory = dirname(dirname(fileURLToPath(import.meta.url)));
+const builtEntry = join(packageDirectory, 'dist', 'index.js');
+
+const isRootParent = process.getuid?.() === 0;
+const setpriv = await findExecutable('setpriv');
+const hasBwrap = (await findExecutable('bwrap')) !== undefined;
+
+/** Whether dist/ was built after the last change to src/, so it runs the code under test. */
+function isBuildCurrent(): boolean {
+  let built: number;
+  try {
+    built = statSync(builtEntry).mtimeMs;
+  } catch {
+    return false;
+  }
+  const sources = join(packageDirectory, 'src');
+  return readdirSync(sources)
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+    .every((name) => statSync(join(sources, name)).mtimeMs <= built);
+}
+
+const skipReason = !isRootParent
+  ? 'this test process is not root: it is a non-root parent itself, which the other files cover'
+  : !hasBwrap
+    ? 'bubblewrap is not installed here'
+    : setpriv === undefined
+      ? 'setpriv (util-linux) is needed to start a non-root parent'
+      : !isBuildCurrent()
+        ? 'dist/ is older than src/ or missing: run pnpm build (pnpm test builds first)'
+        : undefined;
+const skipped = skipReason === undefined ? '' : ` (skipped: ${skipReason})`;
+
+/**
+ * The non-root parent: detects the backend, prints ghost-doctor's report, and runs one probe
+ * program that looks at who it is and what it can reach, then at the file it left in its workspace.
+ */
+const parentScript = `
+import { mkdtemp, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const { createBwrapSandbox, formatDoctorReport } = await import(process.argv[1]);
+const backend = createBwrapSandbox({ cgroups: 'off' });
+const detection = await backend.detect();
+const workspace = await mkdtemp(join(tmpdir(), 'ghost-non-root-parent-'));
+const child = await backend.spawn({ command: process.argv[2], args: ['-e', process.argv[3]], env: {}, runtimePaths: [], workspace });
+const exit = await child.exited;
+const made = await stat(join(workspace, 'escalate')).catch(() => undefined);
+await child.close();
+const workspaceRemoved = await stat(workspace).then(() => false, () => true);
+console.log(JSON.stringify({
+  doctor: formatDoctorReport('bwrap', detection),
+  exit,
+  stderr: child.stderr.text,
+  probe: JSON.parse(child.stdout.text),
+  made: made && { uid: made.uid, mode: made.mode },
+  workspaceRemoved,
+}));
+`;
+
+/** The sandboxed program: who it is, and what of the host and of pid 1 it can reach. */
+const probeScript = `
+const fs = require('fs');
+const os = require('os');
+const attempt = (action) => { try { action(); return 'allowed'; } catch (error) { return error.code; } };
+const read = (path) => { try { return fs.readFileSync(path, 'latin1'); } catch (error) { return error.code; } };
+const status = fs.readFileSync('/proc/self/status', 'utf8');
+const cwd = process.cwd();
+const mount = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n').map((line) => line.split(' ')).filter((fields) => fields[4] === cwd).pop();
+fs.writeFileSync('escalate', '#!/bin/sh\\n');
+console.log(JSON.stringify({
+  uid: status.match(/^Uid:\\s*(.*)$/m)[1],
+  uidMap: read('/proc/self/uid_map').trim().split(/\\s+/),
+  sysctlWrite: attempt(() => fs.writeFileSync('/proc/sys/fs/lease-break-time', '99')),
+  pidOneMemory: attempt(() => fs.closeSync(fs.openSync('/proc/1/mem', 'r'))),
+  pidOneEnvironment: read('/proc/1/environ'),
+  hostname: os.hostname(),
+  commandLine: read('/proc/cmdline'),
+  mountOptions: mount && mount[5].split(','),
+  setuid: attempt(() => fs.chmodSync('escalate', 0o4755)),
+}));
+`;
+
+describe('bwrap with a non-root parent', () => {
+  it.skipIf(skipReason !== undefined)(
+    `runs programs as the parent's uid in a user namespace, with /proc/sys read-only, pid 1 covered and the host's details hidden, and ghost-doctor says so${skipped}`,
+    async () => {
+      const leaseBreakTime = readFileSync('/proc/sys/fs/lease-break-time', 'utf8');
+      const { stdout } = await run(
+        setpriv!,
+        [
+          `--reuid=${nonRootUid}`,
+          `--regid=${nonRootUid}`,
+          '--clear-groups',
+          '--',
+          process.execPath,
+          '--input-type=module',
+          '-e',
+          parentScript,
+          builtEntry,
+          realpathSync(process.execPath),
+          probeScript,
+        ],
+        { env: {}, cwd: '/', timeout: 60_000 },
+      );
+      const seen = JSON.parse(stdout);
+      expect(seen.doctor).toMatch(
+        new RegExp(
+          `\\n {2}ok {3}identity +programs run as uid ${nonRootUid}, gid ${nonRootUid}, the parent's own, mapped alone into a user namespace`,
+        ),
+      );
+      expect(seen.doctor).toMatch(/\n {2}ok {3}namespaces +user \(nested ones disabled\), pid/);
+      expect(seen.exit, seen.stderr).toEqual({ code: 0, signal: null });
+      const uid = String(nonRootUid);
+      expect(seen.probe).toMatchObject({
+        uid: `${uid}\t${uid}\t${uid}\t${uid}`,
+        pidOneMemory: 'ENOENT',
+        pidOneEnvironment: 'ENOENT',
+        hostname: 'sandbox',
+        commandLine: '',
+        setuid: 'allowed',
+      });
+      // The uid maps to bubblewrap's user namespace, where it is the parent's own.
+      expect(seen.probe.uidMap[0]).toBe(uid);
+      expect(seen.probe.sysctlWrite).not.toBe('allowed');
+      expect(readFileSync('/proc/sys/fs/lease-break-time', 'utf8')).toBe(leaseBreakTime);
+      expect(seen.probe.mountOptions).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
+      expect(seen.made).toMatchObject({ uid: nonRootUid });
+      expect(seen.workspaceRemoved).toBe(true);
+    },
+  );
+});
