@@ -68,6 +68,15 @@ function foreverTool(): Tool {
 
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
+/** Sends SIGKILL, unless the process has already ended. */
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
 function echoTool(log: unknown[] = []): Tool {
   return defineTool({
     name: 'echo',
@@ -598,9 +607,15 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
           const { session } = await open({ tools: [counted], prewarm: false, observationWindowMs: 5_000 });
           const observing = session.execute('await tools.counted({})');
           await started.opened;
-          const hosts = await descendantProcesses();
+          // Other short-lived children (an engine's start-up checks) may come and go meanwhile:
+          // wait for the live ones, and let any that already ended be.
+          let hosts = await descendantProcesses();
+          for (let attempt = 0; hosts.length === 0 && attempt < 100; attempt += 1) {
+            await delay(50);
+            hosts = await descendantProcesses();
+          }
           expect(hosts.length).toBeGreaterThan(0);
-          for (const host of hosts) process.kill(host.pid, 'SIGKILL');
+          for (const host of hosts) killQuietly(host.pid);
           const result = await observing;
           expect(result.status).toBe('error');
           expect(result.error).toMatch(/signal=SIGKILL/);
