@@ -17,10 +17,10 @@ export function describeInterrupt(reason: InterruptReason, limits: HostLimits): 
     case 'stop':
       return 'The program was stopped.';
     case 'memory':
-      return `The program used more than its memory limit of ${limits.memoryBytes} bytes and was stopped.`;
+      return `The program used more than its memory limit of ${limits.memoryBytes} bytes (limits.memoryBytes) and was stopped.`;
     case 'cpu':
-      return `The program used more than its CPU limit of ${limits.cpuSeconds} s and was stopped.`;
+      return `The program used more than its CPU limit of ${limits.cpuSeconds} s (limits.cpuSeconds) and was stopped.`;
     case 'wall':
-      return `The program ran longer than its time limit of ${limits.wallSeconds} s and was stopped.`;
+      return `The program ran longer than its time limit of ${limits.wallSeconds} s (limits.wallSeconds) and was stopped.`;
   }
 }
