@@ -128,15 +128,15 @@ function environment(name: string): string | undefined {
 
 /**
  * Makes the client on first use, so the environment is read when a request is made, not when the
- * module loads. A missing key throws before anything is sent, and is looked for again next time.
+ * module loads. A missing key throws before anything is sent. The client is kept while the key
+ * and base URL it was made with stay the same, and made again when the environment changes them.
  */
 function lazyClient(settings: AnthropicProviderSettings): () => Anthropic {
-  let client: Anthropic | undefined;
+  let made: { client: Anthropic; apiKey: string; baseURL: string | undefined } | undefined;
   return () => {
-    if (client !== undefined) return client;
     if (settings.client !== undefined) {
-      client = settings.client.withOptions({ maxRetries: 0 });
-      return client;
+      made ??= { client: settings.client.withOptions({ maxRetries: 0 }), apiKey: '', baseURL: undefined };
+      return made.client;
     }
     const apiKey = settings.apiKey === '' ? undefined : (settings.apiKey ?? environment('ANTHROPIC_API_KEY'));
     if (apiKey === undefined) {
@@ -146,7 +146,8 @@ function lazyClient(settings: AnthropicProviderSettings): () => Anthropic {
       );
     }
     const baseURL = settings.baseURL ?? environment('ANTHROPIC_BASE_URL');
-    client = new Anthropic({
+    if (made !== undefined && made.apiKey === apiKey && made.baseURL === baseURL) return made.client;
+    const client = new Anthropic({
       apiKey,
       maxRetries: 0,
       ...(baseURL !== undefined ? { baseURL } : {}),
@@ -154,6 +155,7 @@ function lazyClient(settings: AnthropicProviderSettings): () => Anthropic {
       ...(settings.fetch !== undefined ? { fetch: settings.fetch } : {}),
       ...(settings.timeoutMs !== undefined ? { timeout: settings.timeoutMs } : {}),
     });
+    made = { client, apiKey, baseURL };
     return client;
   };
 }
@@ -197,7 +199,7 @@ export function createAnthropic(settings: AnthropicProviderSettings = {}): Anthr
 
 /**
  * The default Anthropic provider: `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`, if set) are
- * read at its first request, so importing it needs no key.
+ * read when a request is made, from the first on, so importing it needs no key.
  *
  * @example
  * ```ts
