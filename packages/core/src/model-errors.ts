@@ -10,7 +10,8 @@ export interface ModelErrorFacts {
   readonly requestId?: string;
 }
 
-type ModelErrorInit = Partial<GhostErrorOptions> & ModelErrorFacts;
+/** What a `ModelError` subclass's constructor takes: the usual error options and the request's facts. */
+export type ModelErrorInit = Partial<GhostErrorOptions> & ModelErrorFacts;
 
 function detailsOf(init: ModelErrorInit): Record<string, unknown> {
   const { statusCode, provider, requestId } = init;

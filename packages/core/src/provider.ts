@@ -34,6 +34,7 @@ export {
   ModelContentFilterError,
   ModelContextOverflowError,
   type ModelErrorFacts,
+  type ModelErrorInit,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
