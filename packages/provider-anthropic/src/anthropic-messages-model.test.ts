@@ -779,6 +779,93 @@ describe('errors inside the stream', () => {
   });
 });
 
+describe('streams a server may send', () => {
+  it('reads a tool_use whose input came whole in content_block_start, and closes blocks left open at message_stop', async () => {
+    server.enqueue({
+      kind: 'stream',
+      events: [
+        messageStart('msg_whole', 'claude-sonnet-4-5', { input_tokens: 5 }),
+        {
+          event: 'content_block_start',
+          data: {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'tool_use', id: 'toolu_whole', name: 'lookup', input: { q: 'ghost' } },
+          },
+        },
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        ...blockEvents(1, { type: 'thinking', deltas: ['unfinished'], signature: 'sig-open' }).slice(0, -1),
+        ...messageEnd('tool_use', { output_tokens: 3 }),
+      ],
+    });
+    const parts = await collect(model(), request());
+    expect(parts.filter((part) => part.type !== 'response-metadata' && part.type !== 'usage')).toEqual([
+      { type: 'tool-call-start', index: 0, id: 'toolu_whole', name: 'lookup' },
+      { type: 'tool-call-delta', index: 0, argumentsDelta: '{"q":"ghost"}' },
+      { type: 'tool-call-stop', index: 0 },
+      { type: 'reasoning-delta', text: 'unfinished' },
+      {
+        type: 'reasoning-end',
+        reasoning: { text: 'unfinished', provider: 'anthropic', signature: 'sig-open' },
+      },
+      { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' },
+    ]);
+  });
+
+  it('skips server tool blocks and citation deltas, and refuses a delta for a block that never started', async () => {
+    server.enqueue(
+      {
+        kind: 'stream',
+        events: [
+          messageStart('msg_server_tool', 'claude-sonnet-4-5', { input_tokens: 5 }),
+          {
+            event: 'content_block_start',
+            data: {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+            },
+          },
+          {
+            event: 'content_block_delta',
+            data: {
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'input_json_delta', partial_json: '{}' },
+            },
+          },
+          { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+          ...blockEvents(1, { type: 'text', deltas: ['cited'] }).slice(0, 2),
+          {
+            event: 'content_block_delta',
+            data: { type: 'content_block_delta', index: 1, delta: { type: 'citations_delta', citation: {} } },
+          },
+          { event: 'content_block_stop', data: { type: 'content_block_stop', index: 1 } },
+          ...messageEnd('end_turn', { output_tokens: 3 }),
+        ],
+      },
+      {
+        kind: 'stream',
+        events: [
+          messageStart('msg_bad', 'claude-sonnet-4-5', { input_tokens: 5 }),
+          ...blockEvents(0, { type: 'text', deltas: ['a'] }).slice(0, 2),
+          {
+            event: 'content_block_delta',
+            data: { type: 'content_block_delta', index: 7, delta: { type: 'text_delta', text: 'stray' } },
+          },
+        ],
+      },
+    );
+    const parts = await collect(model(), request());
+    expect(parts.filter((part) => part.type === 'text-delta' || part.type.startsWith('tool'))).toEqual([
+      { type: 'text-delta', text: 'cited' },
+    ]);
+    const { error } = await failure(model(), request());
+    expect(ModelResponseError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/content block 7, which never started/);
+  });
+});
+
 describe('abort', () => {
   it('closes the HTTP stream at once when the signal aborts mid-stream', async () => {
     server.enqueue({
