@@ -1,12 +1,24 @@
 import { raceAbort } from './abort-race.js';
 import { AgentLimitError, GhostError, ModelError } from './errors.js';
-import type { ModelMessage, ModelRequest, ModelStreamPart, ModelToolCall, ModelV1 } from './model.js';
+import type {
+  ModelMessage,
+  ModelReasoning,
+  ModelRequest,
+  ModelSettings,
+  ModelStreamPart,
+  ModelToolCall,
+  ModelV1,
+  ProviderOptions,
+} from './model.js';
+import { ModelContentFilterError, ModelResponseError, OutputValidationError } from './model-errors.js';
 import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
+import { repairRequest, type StructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
 import {
   type EmitEvent,
   runToolCall,
+  summarizeError,
   type ToolCallBudget,
   type ToolCallEnvironment,
   type ToolCallOutcome,
@@ -33,7 +45,14 @@ export interface AgentLoopInput {
   /** The tools the model sees and calls directly. */
   readonly tools: ReadonlyMap<string, Tool>;
   readonly limits: AgentLimits;
-  readonly input: string;
+  /** The conversation so far, ending with what the model is asked now. */
+  readonly messages: readonly ModelMessage[];
+  /** The text of the user's latest message, for `invocation_start`. */
+  readonly inputText: string;
+  /** When set, the final answer must be JSON matching this schema (one repair turn). */
+  readonly output?: StructuredOutput;
+  readonly settings?: ModelSettings;
+  readonly providerOptions?: ProviderOptions;
   /** The run's tool-call budget, shared with code mode's brokered calls. */
   readonly budget: ToolCallBudget;
   /** The run's exclusive lock, shared with code mode's brokered calls. */
@@ -45,6 +64,7 @@ export interface AgentLoopInput {
 interface TurnResult {
   readonly text: string;
   readonly toolCalls: readonly ModelToolCall[];
+  readonly reasoning: readonly ModelReasoning[];
   readonly finishReason: string;
 }
 
@@ -64,8 +84,13 @@ async function streamTurn(
     execution.emit(type, data);
   };
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  const reasoning: ModelReasoning[] = [];
+  const describeModel = `Model ${model.provider}:${model.modelId}`;
   let text = '';
-  let finishReason = 'stop';
+  let finish: Extract<ModelStreamPart, { type: 'finish' }> | undefined;
+  let responseId: string | undefined;
+  let responseModelId: string | undefined;
+  let hasOutput = false;
   let iterator: AsyncIterator<ModelStreamPart> | undefined;
   try {
     iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
@@ -73,7 +98,26 @@ async function streamTurn(
       const step = await raceAbort(iterator.next(), signal);
       if (step.done) break;
       const part = step.value;
+      if (finish !== undefined) {
+        throw new ModelResponseError(
+          `${describeModel} sent a '${part.type}' part after 'finish' on turn ${turn}.`,
+        );
+      }
+      if (part.type !== 'retry') hasOutput = true;
       switch (part.type) {
+        case 'retry':
+          if (hasOutput) {
+            throw new ModelResponseError(
+              `${describeModel} retried its request on turn ${turn} after its answer had begun; a provider retries only before its first part.`,
+            );
+          }
+          emit('model_retry', {
+            turn,
+            attempt: part.attempt,
+            delayMs: part.delayMs,
+            error: summarizeError(part.error),
+          });
+          break;
         case 'text-delta':
           text += part.text;
           execution.noteText(text);
@@ -81,6 +125,9 @@ async function streamTurn(
           break;
         case 'reasoning-delta':
           emit('reasoning_delta', { text: part.text });
+          break;
+        case 'reasoning-end':
+          reasoning.push(part.reasoning);
           break;
         case 'tool-call-start':
           calls.set(part.index, { id: part.id, name: part.name, arguments: '' });
@@ -118,8 +165,12 @@ async function streamTurn(
           execution.addUsage(part.usage);
           emit('usage', { usage: new Usage(part.usage) });
           break;
+        case 'response-metadata':
+          responseId = part.id ?? responseId;
+          responseModelId = part.modelId ?? responseModelId;
+          break;
         case 'finish':
-          finishReason = part.reason;
+          finish = part;
           break;
       }
     }
@@ -127,18 +178,42 @@ async function streamTurn(
     if (signal.aborted) throw stopReason(signal);
     if (GhostError.isInstance(error)) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new ModelError(`Model ${model.provider}:${model.modelId} failed on turn ${turn}: ${message}`, {
+    throw new ModelError(`${describeModel} failed on turn ${turn}: ${message}`, {
       cause: error,
     });
   } finally {
     // A stream abandoned on abort is told to stop, but never waited for.
     iterator?.return?.()?.catch(() => {});
   }
+  if (finish === undefined) {
+    throw new ModelResponseError(
+      `${describeModel}'s stream ended on turn ${turn} without a 'finish' part, so its answer may be incomplete.`,
+    );
+  }
+  const raw = finish.rawReason === undefined ? '' : ` (${finish.rawReason})`;
+  if (finish.reason === 'content-filter') {
+    throw new ModelContentFilterError(
+      `${describeModel}'s answer was stopped by the provider's content filter on turn ${turn}${raw}.`,
+      { provider: model.provider },
+    );
+  }
+  if (finish.reason === 'error') {
+    throw new ModelResponseError(`${describeModel} finished turn ${turn} with an error${raw}.`, {
+      provider: model.provider,
+    });
+  }
   const toolCalls = [...calls.entries()]
     .sort(([left], [right]) => left - right)
     .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.arguments }));
-  emit('model_stop', { turn, finishReason, text });
-  return { text, toolCalls, finishReason };
+  emit('model_stop', {
+    turn,
+    finishReason: finish.reason,
+    ...(finish.rawReason !== undefined ? { rawFinishReason: finish.rawReason } : {}),
+    ...(responseId !== undefined ? { responseId } : {}),
+    ...(responseModelId !== undefined ? { responseModelId } : {}),
+    text,
+  });
+  return { text, toolCalls, reasoning, finishReason: finish.reason };
 }
 
 function parseArguments(call: ModelToolCall): ToolCallRequest {
@@ -161,9 +236,10 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   emit('invocation_start', {
     invocationId: invocation.invocationId,
     agentName: loop.agentName,
-    input: loop.input,
+    input: loop.inputText,
   });
-  const messages: ModelMessage[] = [{ role: 'user', content: loop.input }];
+  const messages: ModelMessage[] = [...loop.messages];
+  execution.recordTranscript(messages);
   const controlToolNames = loop.controlToolNames ?? new Set<string>();
   const environment: ToolCallEnvironment = {
     runContext,
@@ -178,9 +254,12 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     description: tool.description,
     inputSchema: tool.inputJsonSchema,
   }));
+  const { output } = loop;
   let delivered: PendingInterjection[] = [];
   let turn = 0;
   let text = '';
+  let outputValue: unknown;
+  let isRepairing = false;
   try {
     for (;;) {
       delivered = execution.takeInterjections();
@@ -198,17 +277,36 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
         instructions: loop.instructions,
         messages: [...messages],
         tools: toolDefinitions,
+        ...(output ? { output: output.format } : {}),
+        ...(loop.settings ? { settings: loop.settings } : {}),
+        ...(loop.providerOptions ? { providerOptions: loop.providerOptions } : {}),
       };
       const result = await streamTurn(request, loop.model, turn, execution, controlToolNames);
       text = result.text;
       for (const interjection of delivered) interjection.resolve(result.text);
       delivered = [];
+      const reasoning = result.reasoning.length > 0 ? { reasoning: result.reasoning } : {};
       if (result.toolCalls.length === 0) {
-        messages.push({ role: 'assistant', content: result.text });
+        messages.push({ role: 'assistant', content: result.text, ...reasoning });
         if (execution.hasPendingInterjections) continue;
-        break;
+        if (output === undefined) break;
+        const parsed = output.parse(result.text);
+        if (parsed.ok) {
+          outputValue = parsed.value;
+          break;
+        }
+        if (isRepairing) {
+          throw new OutputValidationError(
+            `Agent '${loop.agentName}''s answer did not match its output schema, even after a repair turn: ${parsed.problems.slice(0, 5).join('; ')}.`,
+            { text: result.text, problems: parsed.problems },
+          );
+        }
+        // One repair turn: the model sees what was wrong and answers again.
+        isRepairing = true;
+        messages.push({ role: 'user', content: repairRequest(parsed.problems) });
+        continue;
       }
-      messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls });
+      messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls, ...reasoning });
       const outcomes = await runToolCalls(result.toolCalls, environment, loop.limits.maxParallelToolCalls);
       for (const outcome of outcomes) messages.push(toToolMessage(outcome));
     }
@@ -217,7 +315,13 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     throw error;
   }
   emit('invocation_stop', { invocationId: invocation.invocationId, response: text });
-  return { text, turns: turn, toolCalls: environment.budget.used, messages };
+  return {
+    text,
+    turns: turn,
+    toolCalls: environment.budget.used,
+    messages,
+    ...(output !== undefined ? { output: outputValue } : {}),
+  };
 }
 
 function runToolCalls(

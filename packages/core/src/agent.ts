@@ -1,19 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import type { Static, TSchema } from 'typebox';
 import type { AgentCodeMode, AgentCodeModeRun, PreparedAgentCodeMode } from './agent-code-mode.js';
+import { type AgentInput, conversationOf, latestUserText } from './agent-input.js';
 import { type AgentLimits, runAgentLoop } from './agent-loop.js';
 import { ConfigurationError } from './errors.js';
-import type { ModelV1 } from './model.js';
+import type { ModelSettings, ModelV1, ProviderOptions } from './model.js';
 import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
+import { prepareStructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
 import { runToolCall, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
 
+export type { AgentInput } from './agent-input.js';
 export type { AgentLimits } from './agent-loop.js';
 
 /** The options of {@link defineAgent}. */
-export interface AgentDefinition {
+export interface AgentDefinition<OutputSchema extends TSchema | undefined = TSchema | undefined> {
   /** A name for logs and events, such as `support`. */
   readonly name: string;
   /** The system instructions. Default: `You are a helpful agent.` */
@@ -27,6 +31,17 @@ export interface AgentDefinition {
    * `stop` and writes programs that call the tools, instead of calling them one turn at a time.
    */
   readonly codeMode?: AgentCodeMode;
+  /**
+   * A typebox schema the final answer must match (structured output). The provider's native JSON
+   * mode is used where it has one; the answer is validated with this schema, the model gets one
+   * repair turn on a mismatch, then the run fails with an `OutputValidationError`. The value is
+   * `run.output`, typed from the schema.
+   */
+  readonly output?: OutputSchema;
+  /** Sampling settings (temperature, maxOutputTokens, ...) sent with every model call. */
+  readonly modelSettings?: ModelSettings;
+  /** Options for the provider, keyed by its name: `{ openai: { reasoning: { effort: 'low' } } }`. */
+  readonly providerOptions?: ProviderOptions;
 }
 
 /** The options of one `ask`, `streamAsk` or `createRun`. */
@@ -45,10 +60,25 @@ export interface AskOptions {
   readonly metadata?: Readonly<Record<string, unknown>>;
   /** The runtime to run in; default: the process default from `configure()`. */
   readonly runtime?: Runtime;
+  /** A schema for this run's answer, instead of the agent's `output` (see `AgentDefinition.output`). */
+  readonly output?: TSchema;
+  /** Settings for this run, over the agent's `modelSettings`, key by key. */
+  readonly modelSettings?: ModelSettings;
+  /** Provider options for this run, over the agent's, provider by provider. */
+  readonly providerOptions?: ProviderOptions;
 }
 
-/** An agent made by {@link defineAgent}: ask it something to get a {@link Run}. */
-export interface Agent {
+/** {@link AskOptions} with an `output` schema: the run's `output` is typed from it. */
+export type AskOptionsWithOutput<Schema extends TSchema> = AskOptions & { readonly output: Schema };
+
+/** The type of `run.output` for an agent's `output` schema: `unknown` when it has none. */
+export type OutputOf<Schema extends TSchema | undefined> = Schema extends TSchema ? Static<Schema> : unknown;
+
+/**
+ * An agent made by {@link defineAgent}: ask it something to get a {@link Run}. `Output` is the
+ * type of `run.output`, from the agent's `output` schema.
+ */
+export interface Agent<Output = unknown> {
   readonly kind: 'agent';
   readonly name: string;
   readonly instructions: string;
@@ -57,12 +87,27 @@ export interface Agent {
   readonly limits: AgentLimits;
   /** Whether the agent runs in code mode. */
   readonly isCodeMode: boolean;
-  /** Runs the agent on `input` and resolves to the finished run (whatever its outcome). */
-  ask(input: string, options?: AskOptions): Promise<Run>;
+  /**
+   * Runs the agent and resolves to the finished run (whatever its outcome). `input` is a message,
+   * or a conversation to continue: `[...run.messages, { role: 'user', content: 'and shipping?' }]`.
+   */
+  ask<Schema extends TSchema>(
+    input: AgentInput,
+    options: AskOptionsWithOutput<Schema>,
+  ): Promise<Run<Static<Schema>>>;
+  ask(input: AgentInput, options?: AskOptions): Promise<Run<Output>>;
   /** Runs the agent on `input`, streaming its events; `.run` resolves to the finished run. */
-  streamAsk(input: string, options?: AskOptions): RunStream;
+  streamAsk<Schema extends TSchema>(
+    input: AgentInput,
+    options: AskOptionsWithOutput<Schema>,
+  ): RunStream<Static<Schema>>;
+  streamAsk(input: AgentInput, options?: AskOptions): RunStream<Output>;
   /** Makes a run that has not started: register resources on it, then `execute()` or `stream()` it. */
-  createRun(input: string, options?: AskOptions): Run;
+  createRun<Schema extends TSchema>(
+    input: AgentInput,
+    options: AskOptionsWithOutput<Schema>,
+  ): Run<Static<Schema>>;
+  createRun(input: AgentInput, options?: AskOptions): Run<Output>;
 }
 
 /** The default limits of every agent. */
@@ -72,7 +117,17 @@ export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxParallelToolCalls: 8,
 });
 
-const definitionKeys = new Set(['name', 'instructions', 'model', 'tools', 'limits', 'codeMode']);
+const definitionKeys = new Set([
+  'name',
+  'instructions',
+  'model',
+  'tools',
+  'limits',
+  'codeMode',
+  'output',
+  'modelSettings',
+  'providerOptions',
+]);
 const askOptionKeys = new Set([
   'signal',
   'timeoutMs',
@@ -81,6 +136,9 @@ const askOptionKeys = new Set([
   'context',
   'metadata',
   'runtime',
+  'output',
+  'modelSettings',
+  'providerOptions',
 ]);
 
 function rejectUnknownKeys(value: object, known: Set<string>, where: string): void {
@@ -197,7 +255,9 @@ function isModel(value: unknown): value is ModelV1 {
  * console.log(run.outcome, run.response);
  * ```
  */
-export function defineAgent(definition: AgentDefinition): Agent {
+export function defineAgent<OutputSchema extends TSchema | undefined = undefined>(
+  definition: AgentDefinition<OutputSchema>,
+): Agent<OutputOf<OutputSchema>> {
   const { name } = definition;
   if (typeof name !== 'string' || name.trim() === '') {
     throw new ConfigurationError('An agent needs a non-empty name.', { code: 'AGENT_NAME_INVALID' });
@@ -214,18 +274,34 @@ export function defineAgent(definition: AgentDefinition): Agent {
   const toolsByName = resolveTools(name, definition.tools);
   const model = definition.model;
   const codeMode = prepareCodeMode(name, definition.codeMode, [...toolsByName.values()]);
+  const agentOutput =
+    definition.output === undefined ? undefined : prepareStructuredOutput(name, definition.output);
+  const agentSettings = checkRecord(name, 'modelSettings', definition.modelSettings);
+  const agentProviderOptions = checkRecord(name, 'providerOptions', definition.providerOptions);
 
-  const createRun = (input: string, options: AskOptions = {}): Run => {
-    if (typeof input !== 'string')
-      throw new ConfigurationError(`Agent '${name}' takes its input as a string.`);
+  const createRun = (input: AgentInput, options: AskOptions = {}): Run => {
+    if (typeof input !== 'string' && !Array.isArray(input)) {
+      throw new ConfigurationError(
+        `Agent '${name}' takes its input as a string or an array of messages (such as run.messages).`,
+        { code: 'AGENT_INPUT_INVALID' },
+      );
+    }
     rejectUnknownKeys(options, askOptionKeys, 'ask()');
+    const conversation = conversationOf(name, input);
+    const output = options.output === undefined ? agentOutput : prepareStructuredOutput(name, options.output);
+    const settings = mergeSettings(agentSettings, checkRecord(name, 'modelSettings', options.modelSettings));
+    const providerOptions = mergeProviderOptions(
+      agentProviderOptions,
+      checkRecord(name, 'providerOptions', options.providerOptions),
+    );
+    const inputText = latestUserText(conversation);
     const runtime = options.runtime ?? defaultRuntime();
     const runId = randomUUID();
     const invocation: Invocation = Object.freeze({
       invocationId: randomUUID(),
       runId,
       agentName: name,
-      input,
+      input: inputText,
       actorId: options.actorId,
       context: Object.freeze({ ...options.context }),
       metadata: Object.freeze({ ...options.metadata }),
@@ -269,7 +345,11 @@ export function defineAgent(definition: AgentDefinition): Agent {
               model: resolvedModel,
               tools: codeModeRun ? toolMap(codeModeRun.modelTools) : toolsByName,
               limits,
-              input,
+              messages: conversation,
+              inputText,
+              ...(output ? { output } : {}),
+              ...(settings ? { settings } : {}),
+              ...(providerOptions ? { providerOptions } : {}),
               budget,
               lock,
               ...(codeModeRun ? { controlToolNames: codeModeRun.controlToolNames } : {}),
@@ -290,7 +370,41 @@ export function defineAgent(definition: AgentDefinition): Agent {
     limits,
     isCodeMode: codeMode !== undefined,
     createRun,
-    ask: async (input: string, options?: AskOptions) => createRun(input, options).execute(),
-    streamAsk: (input: string, options?: AskOptions) => createRun(input, options).stream(),
-  });
+    ask: async (input: AgentInput, options?: AskOptions) => createRun(input, options).execute(),
+    streamAsk: (input: AgentInput, options?: AskOptions) => createRun(input, options).stream(),
+  }) as Agent<OutputOf<OutputSchema>>;
+}
+
+function checkRecord<Value extends object>(
+  agentName: string,
+  option: 'modelSettings' | 'providerOptions',
+  value: Value | undefined,
+): Value | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigurationError(`Agent '${agentName}' ${option} must be an object.`, {
+      code: 'AGENT_OPTION_INVALID',
+      details: { option },
+    });
+  }
+  return value;
+}
+
+function mergeSettings(
+  agent: ModelSettings | undefined,
+  ask: ModelSettings | undefined,
+): ModelSettings | undefined {
+  if (agent === undefined || ask === undefined) return ask ?? agent;
+  return { ...agent, ...ask };
+}
+
+function mergeProviderOptions(
+  agent: ProviderOptions | undefined,
+  ask: ProviderOptions | undefined,
+): ProviderOptions | undefined {
+  if (agent === undefined || ask === undefined) return ask ?? agent;
+  const merged: Record<string, ProviderOptions[string]> = { ...agent };
+  for (const [provider, options] of Object.entries(ask))
+    merged[provider] = { ...agent[provider], ...options };
+  return merged;
 }

@@ -117,14 +117,15 @@ export class OutputValidationError extends ModelError {
   readonly problems: readonly string[];
   constructor(
     message: string,
-    init: Partial<GhostErrorOptions> & { text: string; problems: readonly string[] },
+    init: Partial<GhostErrorOptions> & { text?: string; problems?: readonly string[] } = {},
   ) {
+    const problems = init.problems ?? [];
     super(message, {
       code: init.code ?? 'OUTPUT_INVALID',
-      details: { ...init.details, problems: init.problems },
+      details: { ...init.details, problems },
       ...(init.cause !== undefined ? { cause: init.cause } : {}),
     });
-    this.text = init.text;
-    this.problems = init.problems;
+    this.text = init.text ?? '';
+    this.problems = problems;
   }
 }

@@ -147,6 +147,8 @@ const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, stri
   ]),
   model: new Map([
     ['openai', '@ghost/provider-openai'],
+    ['openai-chat', '@ghost/provider-openai/chat'],
+    ['openai-compatible', '@ghost/provider-openai/compatible'],
     ['anthropic', '@ghost/provider-anthropic'],
   ]),
 };
@@ -317,8 +319,31 @@ async function importFromApplication(specifier: string): Promise<unknown> {
   throw firstMiss;
 }
 
-function installCommand(packageName: string): string {
+function installCommand(specifier: string): string {
+  // A subpath such as '@ghost/provider-openai/chat' is installed as its package.
+  const parts = specifier.split('/');
+  const packageName = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
   return `pnpm add ${packageName}`;
+}
+
+function checkModel(
+  model: unknown,
+  subject: string,
+  details: Record<string, unknown> = {},
+): asserts model is ModelV1 {
+  const specificationVersion =
+    typeof model === 'object' && model !== null
+      ? (model as { specificationVersion?: unknown }).specificationVersion
+      : undefined;
+  if (specificationVersion !== 'model-v1') {
+    throw new PluginVersionError(
+      `${subject} implements specification '${String(specificationVersion)}', but this @ghost/core supports 'model-v1'. ${versionAdvice(String(specificationVersion), 'model-v1', undefined)}`,
+      { details: { ...details, specificationVersion, supportedVersion: 'model-v1' } },
+    );
+  }
+  if (typeof (model as { stream?: unknown }).stream !== 'function') {
+    throw new PluginInvalidError(`${subject} has no stream() method.`, { details });
+  }
 }
 
 function parseModelReference(reference: string): { providerName: string; modelId: string } {
@@ -355,6 +380,8 @@ export class Registry {
     sandbox: new Map(),
     model: new Map(),
   };
+  /** Models registered under a name of their own, such as `local` (see {@link Registry.registerModel}). */
+  readonly #namedModels = new Map<string, ModelV1>();
   // Keyed by package, so concurrent first uses share one import; emptied once it settles.
   readonly #loading = new Map<string, Promise<Plugin>>();
   readonly #importModule: ImportModule;
@@ -392,6 +419,33 @@ export class Registry {
     plugins.set(plugin.name, plugin);
   }
 
+  /**
+   * Registers a model under a name of its own, so agents can say `model: 'local'`. The name follows
+   * plugin names' rules (letters, digits, `.`, `_`, `-`; no colon). Throws a `ConfigurationError`
+   * for a malformed model or a name already taken.
+   *
+   * @example
+   * ```ts
+   * registry.registerModel('local', createOpenAICompatible({ name: 'ollama', baseURL })('qwen2.5-coder'));
+   * ```
+   */
+  registerModel(name: string, model: ModelV1): void {
+    if (typeof name !== 'string' || !pluginNamePattern.test(name)) {
+      throw new PluginInvalidError(
+        `A model name must start with a letter or digit and hold only letters, digits, '.', '_' or '-' (no colon), got ${JSON.stringify(name)}.`,
+        { details: { kind: 'model', name } },
+      );
+    }
+    checkModel(model, `Model '${name}'`);
+    if (this.#namedModels.has(name)) {
+      throw new PluginAlreadyRegisteredError(
+        `Model '${name}' is already registered: register each name once, or give this one another name.`,
+        { details: { kind: 'model', name } },
+      );
+    }
+    this.#namedModels.set(name, model);
+  }
+
   /** The engine with this name, importing its built-in package on first use. */
   engine(name: string): Promise<EnginePlugin> {
     return this.#resolve('engine', name);
@@ -412,29 +466,27 @@ export class Registry {
   }
 
   /**
-   * The model a reference such as `'openai:gpt-5'` names: the provider before the first colon,
-   * the model id after it.
+   * The model a reference names: a name given to {@link Registry.registerModel} (`'local'`), or
+   * `'provider:model'` (`'openai:gpt-5.1'`, `'anthropic:claude-sonnet-4-5'`): the provider before
+   * the first colon, the model id after it.
    */
   async model(reference: string): Promise<ModelV1> {
+    const named = typeof reference === 'string' ? this.#namedModels.get(reference) : undefined;
+    if (named !== undefined) return named;
+    if (typeof reference === 'string' && !reference.includes(':')) {
+      const names = [...this.#namedModels.keys()];
+      throw new ConfigurationError(
+        `Model ${JSON.stringify(reference)} is not a registered model name (${names.length === 0 ? 'none are registered' : `registered: ${names.join(', ')}`}) and has no provider: write 'provider:model', such as 'openai:gpt-5'.`,
+        { code: 'MODEL_REFERENCE_INVALID', details: { reference } },
+      );
+    }
     const { providerName, modelId } = parseModelReference(reference);
     const provider = await this.modelProvider(providerName);
     const model: unknown = provider.languageModel(modelId);
-    const specificationVersion =
-      typeof model === 'object' && model !== null
-        ? (model as { specificationVersion?: unknown }).specificationVersion
-        : undefined;
-    if (specificationVersion !== 'model-v1') {
-      throw new PluginVersionError(
-        `Model provider '${providerName}' returned a model implementing specification '${String(specificationVersion)}' for '${modelId}', but this @ghost/core supports 'model-v1'. ${versionAdvice(String(specificationVersion), 'model-v1', undefined)}`,
-        { details: { name: providerName, modelId, specificationVersion, supportedVersion: 'model-v1' } },
-      );
-    }
-    if (typeof (model as { stream?: unknown }).stream !== 'function') {
-      throw new PluginInvalidError(
-        `Model provider '${providerName}' returned a model without a stream() method for '${modelId}'.`,
-        { details: { name: providerName, modelId } },
-      );
-    }
+    checkModel(model, `Model provider '${providerName}' returned a model for '${modelId}' that`, {
+      name: providerName,
+      modelId,
+    });
     return model as ModelV1;
   }
 

@@ -33,6 +33,8 @@ export interface RunResult {
   readonly toolCalls: number;
   /** The whole conversation, including tool calls and results. */
   readonly messages: readonly ModelMessage[];
+  /** The answer parsed and validated against the run's `output` schema, when it had one. */
+  readonly output?: unknown;
 }
 
 /** Something with a `close()` that `run.register` can own. */
@@ -60,6 +62,8 @@ export interface RunExecution {
   addUsage(usage: UsageInit): void;
   /** Records text as it streams, so a deadline can keep what was produced so far. */
   noteText(text: string): void;
+  /** Hands the run the live conversation, so `run.messages` holds it whatever the outcome. */
+  recordTranscript(messages: readonly ModelMessage[]): void;
   /** Removes and returns the interjections waiting for delivery. */
   takeInterjections(): PendingInterjection[];
   readonly hasPendingInterjections: boolean;
@@ -84,9 +88,9 @@ export interface RunInit {
 }
 
 /** A finished run's event stream, plus the run itself. */
-export interface RunStream extends AsyncIterable<StreamEvent> {
+export interface RunStream<Output = unknown> extends AsyncIterable<StreamEvent> {
   /** Resolves to the finished run once its terminal event has been produced. */
-  readonly run: Promise<Run>;
+  readonly run: Promise<Run<Output>>;
 }
 
 /** A cleanup function `run.register` can own. */
@@ -103,8 +107,11 @@ export type Closer = () => unknown;
  * if (run.completed) console.log(run.response);
  * else console.error(run.outcome, run.error?.message);
  * ```
+ *
+ * `Output` is the type of {@link Run.output}: the value of the `output` schema the run was asked
+ * for, `unknown` when it was asked for none.
  */
-export class Run {
+export class Run<Output = unknown> {
   /** Unique id of this top-level operation. */
   readonly operationId: string;
   /** The normalised request this run carries. */
@@ -129,6 +136,7 @@ export class Run {
   #response = '';
   #latestText = '';
   #result: RunResult | undefined;
+  #transcript: readonly ModelMessage[] = [];
   #usage = Usage.empty;
   #error: Error | undefined;
   #sandbox: SandboxBackendV1 | undefined;
@@ -172,6 +180,22 @@ export class Run {
   /** What the entrypoint produced, when it completed. */
   get result(): RunResult | undefined {
     return this.#result;
+  }
+  /**
+   * The whole conversation: the input (a message, or the messages passed to `ask`), then every
+   * model answer, tool call and tool result, including code mode's `exec` calls and their
+   * results. Continue the conversation with `agent.ask([...run.messages, { role: 'user', content }])`.
+   * Kept whatever the outcome; empty before the run starts.
+   */
+  get messages(): readonly ModelMessage[] {
+    return Object.isFrozen(this.#transcript) ? this.#transcript : [...this.#transcript];
+  }
+  /**
+   * The final answer parsed and validated against the `output` schema given to `defineAgent` or
+   * `ask`; `undefined` without one, or when the run did not complete.
+   */
+  get output(): Output | undefined {
+    return this.#result?.output as Output | undefined;
   }
   /** Token usage accumulated over every model turn of the run. */
   get usage(): Usage {
@@ -291,7 +315,7 @@ export class Run {
   }
 
   /** Executes the run to its end and returns it. A second execution throws `RunStateError`. */
-  async execute(): Promise<Run> {
+  async execute(): Promise<Run<Output>> {
     this.#claimExecution();
     await this.#run();
     return this;
@@ -301,7 +325,7 @@ export class Run {
    * Executes the run, yielding its events as they happen; the last event is always the terminal
    * one. Stopping the iteration early cancels the run. A second execution throws `RunStateError`.
    */
-  stream(): RunStream {
+  stream(): RunStream<Output> {
     this.#claimExecution();
     const queue = new EventQueue<StreamEvent>(() => {
       this.#controller.abort(
@@ -342,6 +366,7 @@ export class Run {
       this.#isActive = false;
       stopTimers();
       this.#rejectPendingInterjections();
+      this.#transcript = Object.freeze([...this.#transcript]);
     }
     let cleanupError: unknown;
     try {
@@ -427,6 +452,9 @@ export class Run {
       },
       noteText: (text) => {
         if (text.length > 0) this.#latestText = text;
+      },
+      recordTranscript: (messages) => {
+        this.#transcript = messages;
       },
       takeInterjections: () => this.#takeAll(),
       get hasPendingInterjections() {

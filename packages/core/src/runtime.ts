@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigurationError } from './errors.js';
+import type { ModelV1 } from './model.js';
 import {
   type EnginePlugin,
   type ImportModule,
@@ -18,8 +19,12 @@ export interface RuntimeOptions {
   readonly engines?: readonly EnginePlugin[];
   /** Sandbox backends to register, beside the built-in `bwrap`, `seatbelt` and `native`. */
   readonly sandboxes?: readonly SandboxBackendV1[];
-  /** Model providers to register, beside the built-in `openai` and `anthropic`. */
-  readonly models?: readonly ModelProviderV1[];
+  /**
+   * Model providers to register, beside the built-in `openai`, `openai-chat`, `openai-compatible`
+   * and `anthropic`; or models by a name of your own, used as `model: 'local'`:
+   * `{ local: createOpenAICompatible({ name: 'ollama', baseURL })('qwen2.5-coder') }`.
+   */
+  readonly models?: readonly ModelProviderV1[] | Readonly<Record<string, ModelV1>>;
   /** Code mode's settings (engine, sandbox, limits, ...). `@ghost/code-mode` reads and checks them. */
   readonly codeMode?: Readonly<Record<string, unknown>>;
   /** Where run workspaces are created. Default: `os.tmpdir()`. */
@@ -88,8 +93,16 @@ function registerPlugins(registry: Registry, options: RuntimeOptions): void {
   for (const { option, kind } of pluginLists) {
     const plugins: unknown = options[option];
     if (plugins === undefined) continue;
+    if (option === 'models' && isPlainRecord(plugins)) {
+      for (const [name, model] of Object.entries(plugins)) registry.registerModel(name, model as ModelV1);
+      continue;
+    }
     if (!Array.isArray(plugins)) {
-      throw invalidOption(`createRuntime({ ${option} }) takes an array of ${kind} plugins.`, option);
+      const alternative = option === 'models' ? ', or an object of models by name' : '';
+      throw invalidOption(
+        `createRuntime({ ${option} }) takes an array of ${kind} plugins${alternative}.`,
+        option,
+      );
     }
     for (const plugin of plugins) {
       const pluginKind = isPlainRecord(plugin) ? plugin.kind : undefined;

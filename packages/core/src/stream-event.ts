@@ -25,6 +25,16 @@ export interface StreamEventDataMap {
   run_start: { readonly runId: string; readonly operationId: string; readonly agentName: string };
   invocation_start: { readonly invocationId: string; readonly agentName: string; readonly input: string };
   model_start: { readonly turn: number; readonly provider: string; readonly modelId: string };
+  /**
+   * The provider is retrying this turn's request after a retryable failure (a rate limit, an
+   * unavailable model), `delayMs` from now; `attempt` is the attempt about to start (2 for the first retry).
+   */
+  model_retry: {
+    readonly turn: number;
+    readonly attempt: number;
+    readonly delayMs: number;
+    readonly error: ErrorSummary;
+  };
   text_delta: { readonly text: string };
   reasoning_delta: { readonly text: string };
   tool_call_start: ToolEventData & { readonly index: number };
@@ -56,7 +66,18 @@ export interface StreamEventDataMap {
     readonly error?: string;
   };
   usage: { readonly usage: Usage };
-  model_stop: { readonly turn: number; readonly finishReason: string; readonly text: string };
+  model_stop: {
+    readonly turn: number;
+    /** Normalised: `stop`, `tool-calls`, `length` or `other`. */
+    readonly finishReason: string;
+    /** The provider's own finish value, such as `end_turn`, when it gave one. */
+    readonly rawFinishReason?: string;
+    /** The provider's id for the response, when it gave one. */
+    readonly responseId?: string;
+    /** The model that answered, as the provider names it, when it said. */
+    readonly responseModelId?: string;
+    readonly text: string;
+  };
   invocation_stop: { readonly invocationId: string; readonly response: string };
   run_stop: { readonly outcome: 'completed'; readonly response: string; readonly usage: Usage };
   run_error: {

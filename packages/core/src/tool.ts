@@ -1,8 +1,10 @@
 import type { Static, TObject, TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { ConfigurationError } from './errors.js';
+import { compileValidator, type SchemaProblem, toJsonSchema } from './json-schema-validator.js';
 import type { Artifact, JsonSchema } from './model.js';
 import type { RunContext } from './run-context.js';
+
+export type { SchemaProblem } from './json-schema-validator.js';
 
 const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -89,32 +91,8 @@ export interface Tool<Input extends TObject = TObject, Output = unknown>
   validateOutput(value: unknown): readonly SchemaProblem[];
 }
 
-/** One reason a value does not match a schema. */
-export interface SchemaProblem {
-  /** A JSON pointer to the offending value; empty for the value itself. */
-  readonly path: string;
-  readonly message: string;
-}
-
 /** The default of `timeoutMs`. */
 export const defaultToolTimeoutMs = 60_000;
-
-function toJsonSchema(schema: TSchema): JsonSchema {
-  // typebox schemas are JSON Schema already; a JSON round trip drops its symbol-keyed metadata.
-  return JSON.parse(JSON.stringify(schema)) as JsonSchema;
-}
-
-function compileValidator(schema: TSchema | undefined): (value: unknown) => readonly SchemaProblem[] {
-  if (schema === undefined) return () => [];
-  const validator = Compile(schema);
-  return (value) => {
-    if (validator.Check(value)) return [];
-    return [...validator.Errors(value)].map((error) => ({
-      path: error.instancePath,
-      message: error.message,
-    }));
-  };
-}
 
 /**
  * Defines a tool. Configuration mistakes (a bad name, an input schema that is not an object)

@@ -20,6 +20,11 @@ export interface ScriptedStep {
   readonly usage?: UsageInit;
   /** Waits this long before each part of the step, so tests can cancel or time out mid-stream. */
   readonly delayMs?: number;
+  /**
+   * Failed attempts before the step's answer, each streamed as a `retry` part (the provider
+   * retrying), so tests see `model_retry` events. The delay is only reported, not waited.
+   */
+  readonly retries?: readonly { readonly error: Error; readonly delayMs?: number }[];
 }
 
 /** A scripted model was called more times than it has steps, or finished with steps left. */
@@ -98,9 +103,13 @@ export class ScriptedModel implements ModelV1 {
       );
     }
     const wait = () => (step.delayMs ? delay(step.delayMs, options.signal) : Promise.resolve());
+    for (const [index, retry] of (step.retries ?? []).entries()) {
+      yield { type: 'retry', attempt: index + 2, delayMs: retry.delayMs ?? 0, error: retry.error };
+    }
     if (step.reasoning !== undefined) {
       await wait();
       yield { type: 'reasoning-delta', text: step.reasoning };
+      yield { type: 'reasoning-end', reasoning: { text: step.reasoning, provider: this.provider } };
     }
     const chunks = typeof step.text === 'string' ? [step.text] : (step.text ?? []);
     for (const text of chunks) {
