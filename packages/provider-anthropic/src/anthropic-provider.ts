@@ -38,6 +38,16 @@ export interface AnthropicProviderSettings {
 /**
  * Claude models: call it with a model id to get a `ModelV1` on the Messages API.
  *
+ * What its models report: usage where `inputTokens` is all the input, `input_tokens +
+ * cache_read_input_tokens + cache_creation_input_tokens` (Anthropic's `input_tokens` leaves the
+ * cache out), with `cacheReadTokens` and `cacheWriteTokens` apart, `outputTokens` the final
+ * cumulative count and `reasoningTokens` its thinking share when reported; a count not reported is
+ * `undefined`. Finish reasons: `end_turn` and `stop_sequence` → `stop`, `max_tokens` and
+ * `model_context_window_exceeded` → `length`, `tool_use` → `tool-calls`, `refusal` →
+ * `content-filter`, `pause_turn` and newer values → `other`, the raw value kept. Thinking is turned
+ * on per agent or run with `providerOptions: { anthropic: { thinking: { type: 'enabled',
+ * budget_tokens: 4096 } } }`, and its signed blocks go back unchanged on the next turn.
+ *
  * @example
  * ```ts
  * const model = anthropic('claude-sonnet-4-5');
