@@ -16,6 +16,7 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
   var PromiseConstructor = Promise;
   // Captured before the program runs: a program that replaces a builtin breaks only its own use of it.
   var reflectApply = Reflect.apply;
+  var regexpExec = RegExp.prototype.exec;
   var arrayPush = Array.prototype.push;
   var arrayPop = Array.prototype.pop;
   var arrayIndexOf = Array.prototype.indexOf;
@@ -75,12 +76,15 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
     return stringify(value);
   }
 
+  // The program's first line in program.js is the wrapper's and the rewrite's own (see
+  // prepareProgramSource), so program.js line n + 1 is the program's line n.
   function describeError(error) {
     if (error && typeof error === 'object' && typeof error.message === 'string') {
       var name = typeof error.name === 'string' && error.name !== '' ? error.name : 'Error';
       var where = '';
-      var match = typeof error.stack === 'string' ? /program\.js:(\d+)(?::(\d+))?/.exec(error.stack) : null;
-      if (match) where = ' (line ' + match[1] + (match[2] ? ', column ' + match[2] : '') + ')';
+      var match = typeof error.stack === 'string' ? reflectApply(regexpExec, /program\.js:(\d+)(?::(\d+))?/, [error.stack]) : null;
+      var line = match ? +match[1] - 1 : 0;
+      if (line >= 1) where = ' (line ' + line + (match[2] ? ', column ' + match[2] : '') + ')';
       return name + ': ' + error.message + where;
     }
     try { return 'Uncaught ' + toText(error); } catch (ignored) { return 'Uncaught exception'; }
@@ -243,7 +247,11 @@ export interface GuestControl {
   readonly deliverResults: unknown;
 }
 
-/** Wraps rewritten program source so it runs as an async function body with its lines unchanged. */
+/**
+ * Wraps program source as `prepareProgramSource` made it so it runs as an async function body.
+ * Its first line is the rewrite's own, so the program's line n is line n + 1 of the wrapped
+ * source, as the prelude's error positions assume; the wrapper itself adds no line.
+ */
 export function wrapProgram(source: string): string {
   return `(async () => {${source}\n})()`;
 }

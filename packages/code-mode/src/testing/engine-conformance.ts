@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { createRuntime, defineAgent, defineTool, type StreamEvent, type Tool, ToolError } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import { Type } from 'typebox';
@@ -278,6 +279,57 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
         expect(result).toMatchObject({ status: 'completed', value: 1 });
         await delay(300);
         expect(isStarted ? isAborted : true).toBe(true);
+      });
+
+      it('completes with the value eval gives, whatever kind of statement comes last', async () => {
+        // One program per kind of statement; program-source.test.ts compares many more with eval.
+        const { session } = await open({ limits: { programs: 32 } });
+        const programs = [
+          'const ready = true;\nif (ready) { "yes" } else { "no" }',
+          '"before"; if (false) { "yes" }',
+          'try { JSON.parse("{") } catch (error) { error.name }',
+          'try { "tried" } finally { "cleaned up" }',
+          '"before"; { "block" }',
+          'let total = 0; for (let i = 0; i < 4; i++) total += i',
+          '"before"; for (const item of []) item',
+          'for (const n of [1, 2, 3]) { n; if (n === 2) break }',
+          'switch (2) { case 1: "one"; break; case 2: "two"; break; default: "other" }',
+          'block: { "kept"; break block; "never" }',
+          '"value"; let declared = 1; function named() {}',
+          '"outer"; var result = (() => { "inner" })()',
+          '"use strict"; (function () { return typeof this })()',
+        ];
+        const results: unknown[] = [];
+        const expected: unknown[] = [];
+        for (const source of programs) {
+          const result = await session.execute(source);
+          results.push([source, result.status, result.value]);
+          const value: unknown = runInNewContext(source);
+          expected.push([
+            source,
+            'completed',
+            value === undefined ? undefined : JSON.parse(JSON.stringify(value)),
+          ]);
+        }
+        expect(results).toEqual(expected);
+        expect(
+          await session.execute('const early = true;\nif (early) return "returned";\n"last"'),
+        ).toMatchObject({
+          value: 'returned',
+        });
+        expect(
+          await session.execute('for (const n of [1, 2]) { if (n === 2) exit("exited"); n }'),
+        ).toMatchObject({
+          value: 'exited',
+        });
+      });
+
+      it('reports a runtime error at its line and column in the program as written', async () => {
+        const { session } = await open();
+        const first = await session.execute('null.property');
+        expect(first.error).toMatch(/^TypeError: .*\(line 1, column (5|6)\)$/);
+        const nested = await session.execute('"before";\nif (true) {\n  "inside";\n  null.property;\n}');
+        expect(nested.error).toMatch(/^TypeError: .*\(line 4, column (7|8)\)$/);
       });
 
       it('ignores output that looks like protocol frames: a forged call runs no tool', async () => {
