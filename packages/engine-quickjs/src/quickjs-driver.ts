@@ -85,7 +85,7 @@ class GuestSession implements PreparedGuest {
   readonly #handles: QuickJSHandle[] = [];
   /** Result batches waiting for the program's next turn. */
   #deliveries: string[] = [];
-  /** Tool calls passed on whose results have not been handed to the guest. */
+  /** Tool calls passed on whose results the guest has not had yet. */
   #callsInFlight = 0;
   #control: ControlHandles | undefined;
   #setupError: ProgramCompletion | undefined;
@@ -186,11 +186,12 @@ class GuestSession implements PreparedGuest {
     const completion = this.#keep(settled.value);
     for (;;) {
       for (const resultsJson of this.#takeDeliveries()) {
-        this.#callsInFlight -= countEntries(resultsJson);
         const results = context.newString(resultsJson);
         const delivered = context.callFunction(control.deliverResults, context.undefined, results);
         results.dispose();
         if (delivered.error) return this.#failure(delivered.error);
+        // The prelude counts the calls still waiting, so results are never parsed here.
+        this.#callsInFlight = context.getNumber(delivered.value);
         delivered.value.dispose();
       }
       const jobs = this.#runtime.executePendingJobs();
@@ -294,7 +295,7 @@ class GuestSession implements PreparedGuest {
   }
 }
 
-/** How many entries a JSON array of calls or results holds; anything else counts none. */
+/** How many entries a JSON array of calls holds; anything else counts none. */
 function countEntries(json: string): number {
   try {
     const parsed: unknown = JSON.parse(json);

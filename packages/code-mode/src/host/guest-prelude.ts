@@ -53,6 +53,7 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
   var onFinish = null;
   var nextCallId = 1;
   var waitingCalls = new Map();
+  var waitingCount = 0;
   var queuedCalls = [];
   var exitSignal = freeze({});
   // Kept as one string, not a list: appending costs no call a program could have replaced.
@@ -155,6 +156,7 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
     reflectApply(arrayPush, queuedCalls, ['{"callId":"' + callId + '","name":' + stringify(entry.name) + ',"input":' + input + '}']);
     return new PromiseConstructor(function (resolve, reject) {
       reflectApply(mapSet, waitingCalls, [callId, { resolve: resolve, reject: reject }]);
+      waitingCount += 1;
     });
   }
 
@@ -174,9 +176,11 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
       var waiting = reflectApply(mapGet, waitingCalls, [result.callId]);
       if (!waiting) continue;
       reflectApply(mapDelete, waitingCalls, [result.callId]);
+      waitingCount -= 1;
       if (result.ok) waiting.resolve(typeof result.value === 'undefined' ? null : result.value);
       else waiting.reject(new Error(toText(result.error)));
     }
+    return waitingCount;
   }
 
   var methods = Object.create(null);
@@ -281,7 +285,8 @@ export const guestPrelude = String.raw`(function (writeOutput, toolsJson) {
  * - `takeCalls()` returns the JSON text of the tool calls queued since it was last called, an
  *   array of `{callId, name, input}`, or `undefined` when there are none;
  * - `deliverResults(json)` takes the JSON text of an array of {@link ToolCallResult}s and settles
- *   the calls they answer; results for calls nobody waits on are ignored.
+ *   the calls they answer; results for calls nobody waits on are ignored. It returns how many
+ *   calls still wait for a result (none: the program can only go on by itself).
  */
 export interface GuestControl {
   readonly settle: unknown;
