@@ -104,15 +104,97 @@ const programs = [
   '"outer"; var result = (() => { "inner" })()',
   '"outer"; var other = (function () { if (true) { "inner" } })()',
   '"outer"; class Holder { static { "static block" } }',
+  // a value right after a keyword
+  'do(1, 2); while (false)',
+  'if (false) 1; else"else"',
   // lines and comments between statements
   '// a comment first\n\n"first";\n/* between */\n"second" // after\n',
   'if (true)\n  "next line"\nelse\n  "other"',
   'for (const n of [1, 2])\n  if (n === 1)\n    "one"',
 ];
 
+/**
+ * Random programs of nested statements (a fixed seed, so every run sees the same ones): any mix
+ * of expression statements, declarations, if/else, blocks, loops, break/continue, labels, try,
+ * finally and switch, with and without line breaks and comments between them.
+ */
+function generatedPrograms(count: number): string[] {
+  let seed = 20261204;
+  const pick = (choices: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % choices;
+  };
+  let names = 0;
+  const gap = () => ['', ' ', '\n', '\n  // note\n', '/* note */'][pick(5)] as string;
+  const value = () => {
+    names += 1;
+    return [`${names}`, `"s${names}"`, `(${names}, ${names + 1})`, `[${names}]`, `total += ${names}`][
+      pick(5)
+    ];
+  };
+  const statement = (depth: number, inLoop: boolean, labels: readonly string[]): string => {
+    const body = () => statement(depth + 1, inLoop, labels);
+    const loopBody = () => statement(depth + 1, true, labels);
+    const inner = () => list(depth + 1, inLoop, labels);
+    switch (pick(depth > 3 ? 3 : 15)) {
+      case 0:
+        return `${value()};`;
+      case 1:
+        return `${value()}${gap()}`;
+      case 2:
+        return `var declared${names++} = 1;`;
+      case 3:
+        return `if (${pick(2) ? 'true' : 'false'})${gap()}${body()}${pick(2) ? ` else${gap()}${body()}` : ''}`;
+      case 4:
+        return `{${gap()}${inner()}${gap()}}`;
+      case 5:
+        return `for (let i${depth} = 0; i${depth} < ${pick(3)}; i${depth}++)${gap()}${loopBody()}`;
+      case 6:
+        return `do${gap()}${loopBody()}${gap()}while (false)`;
+      case 7:
+        return inLoop ? (pick(2) ? 'break;' : 'continue;') : ';';
+      case 8:
+        return `try {${gap()}${inner()}${pick(2) ? ' throw 0;' : ''}} catch {${inner()}}${pick(2) ? ` finally {${inner()}}` : ''}`;
+      case 9:
+        return `try {${inner()}} finally {${gap()}${inner()}}`;
+      case 10: {
+        const label = `block${names++}`;
+        return `${label}:${gap()}${statement(depth + 1, inLoop, [...labels, label])}`;
+      }
+      case 11:
+        return labels.length > 0 ? `break ${labels[pick(labels.length)]};` : ';';
+      case 12:
+        return `switch (${pick(3)}) { case 0: ${inner()} case 1: ${inner()}${pick(2) ? ' break;' : ''} default: ${inner()} }`;
+      case 13: {
+        const label = `loop${names++}`;
+        const skip = pick(2) ? `if (x${depth} === 1) continue ${label};` : '';
+        return `${label}: for (const x${depth} of [1, 2])${gap()}{ ${list(depth + 1, true, labels)} ${skip} ${list(depth + 1, true, labels)} }`;
+      }
+      default:
+        return `while (total < ${pick(40)}) { total += 7; ${list(depth + 1, true, labels)} }`;
+    }
+  };
+  const list = (depth: number, inLoop: boolean, labels: readonly string[]): string => {
+    const statements: string[] = [];
+    for (let left = pick(4); left > 0; left -= 1) statements.push(statement(depth, inLoop, labels));
+    return statements.join(pick(2) ? '\n' : ' ');
+  };
+  return Array.from({ length: count }, () => `var total = 0;\n${list(0, false, [])}`);
+}
+
 describe('prepareProgramSource', () => {
   it.each(programs)('completes %j with the value eval gives', async (source) => {
     expect(await runPrepared(source)).toEqual(runInNewContext(source));
+  });
+
+  it('completes 500 generated programs of nested statements with the values eval gives', async () => {
+    const mismatches: unknown[] = [];
+    for (const source of generatedPrograms(500)) {
+      const expected: unknown = runInNewContext(source, {}, { timeout: 1000 });
+      const actual = await runPrepared(source);
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) mismatches.push({ source, actual, expected });
+    }
+    expect(mismatches).toEqual([]);
   });
 
   it('lets a top-level return decide the value', async () => {

@@ -266,7 +266,9 @@ class CompletionRewrite {
       return;
     }
     if (!/[\n\r\u2028\u2029]/.test(this.#source.slice(previousEnd, statement.start))) {
-      this.#insert(statement.start, text);
+      // Right after a keyword (`do(a, b)`, `else[0]`) the inserted name would join the keyword.
+      const isJoined = /[\w$\\\u0080-\uffff]/.test(this.#source.charAt(statement.start - 1));
+      this.#insert(statement.start, `${isJoined ? ' ' : ''}${text}`);
       return;
     }
     // In a list the previous statement may rely on a line break to end it; `;` ends it instead.
