@@ -22,7 +22,7 @@ export interface ProgramResult {
   readonly status: ProgramStatus;
   /** Output produced since the previous observation (text, console), possibly truncated. */
   readonly output: string;
-  /** The program's completed value: its final expression, or what it passed to `exit`/`finish`. */
+  /** The program's completed value: its completion value (as `eval` gives it), or what it passed to `exit`/`finish`. */
   readonly value?: JsonValue;
   /** Why the program failed, when `status` is `error`. */
   readonly error?: string;

@@ -40,7 +40,7 @@ Solve tasks that need tools by writing one JavaScript program and running it wit
 In the program:
 - Call tools as \`await tools.name(args)\`; each returns a Promise of its JSON result, so use \`Promise.all\` (or \`tools.parallel(() => ..., () => ...)\`) for independent calls. \`tools.call('name', args)\` takes the name as a string. \`ALL_TOOLS\` lists every tool with its schema.
 - A failing tool call rejects: catch it with try/catch, or let it fail the program.
-- \`text(value)\` and \`console.log(...)\` add output for you to read; the value of the program's last expression (or what you pass to \`exit(value)\`) is returned as \`value\`.
+- \`text(value)\` and \`console.log(...)\` add output for you to read; the program's completion value, as a REPL shows it (the last expression statement that ran, also inside if/else, try/catch or a loop), or what you pass to \`exit(value)\`, is returned as \`value\`.
 - Top-level \`await\` works. Values are plain JSON: return data, not functions or class instances.
 
 exec returns { status, output, value?, error? }. still_working means the program is still running after the observation window: call wait to keep watching, or stop to end it. completed, error and terminated are final; never call wait or stop after them.

@@ -1,5 +1,6 @@
 import {
   describeInterrupt,
+  describeStall,
   type EngineDriver,
   type GuestSetup,
   type HostLimits,
@@ -84,6 +85,8 @@ class GuestSession implements PreparedGuest {
   readonly #handles: QuickJSHandle[] = [];
   /** Result batches waiting for the program's next turn. */
   #deliveries: string[] = [];
+  /** Tool calls passed on whose results the guest has not had yet. */
+  #callsInFlight = 0;
   #control: ControlHandles | undefined;
   #setupError: ProgramCompletion | undefined;
   #program: HostProgram | undefined;
@@ -187,6 +190,8 @@ class GuestSession implements PreparedGuest {
         const delivered = context.callFunction(control.deliverResults, context.undefined, results);
         results.dispose();
         if (delivered.error) return this.#failure(delivered.error);
+        // The prelude counts the calls still waiting, so results are never parsed here.
+        this.#callsInFlight = context.getNumber(delivered.value);
         delivered.value.dispose();
       }
       const jobs = this.#runtime.executePendingJobs();
@@ -195,7 +200,10 @@ class GuestSession implements PreparedGuest {
       const outcome = this.#outcome(completion);
       if (outcome) return outcome; // calls still queued now are never run
       this.#sendQueuedCalls(program);
-      if (this.#deliveries.length > 0) continue;
+      if (this.#deliveries.length > 0 || this.#runtime.hasPendingJob()) continue;
+      // The guest runs only when a tool result wakes it: with no call in flight, nothing ever will.
+      if (this.#callsInFlight === 0)
+        return { status: 'error', error: describeStall(this.#isSettled(started.value)) };
       // Nothing can run until a tool result wakes the loop.
       await new Promise<void>((wake) => {
         this.#wake = wake;
@@ -214,6 +222,13 @@ class GuestSession implements PreparedGuest {
     return JSON.parse(text) as ProgramCompletion;
   }
 
+  #isSettled(promise: QuickJSHandle): boolean {
+    const state = this.#context.getPromiseState(promise);
+    if (state.type === 'rejected') state.error.dispose();
+    if (state.type === 'fulfilled' && state.value !== promise) state.value.dispose();
+    return state.type !== 'pending';
+  }
+
   #takeDeliveries(): string[] {
     const deliveries = this.#deliveries;
     this.#deliveries = [];
@@ -230,7 +245,9 @@ class GuestSession implements PreparedGuest {
     }
     const calls = context.typeof(taken.value) === 'string' ? context.getString(taken.value) : undefined;
     taken.value.dispose();
-    if (calls !== undefined) program.sendCalls(calls);
+    if (calls === undefined) return;
+    this.#callsInFlight += countEntries(calls);
+    program.sendCalls(calls);
   }
 
   #write(textHandle: QuickJSHandle): void {
@@ -275,5 +292,15 @@ class GuestSession implements PreparedGuest {
       return;
     }
     if (this.#isClean) this.#returnModule();
+  }
+}
+
+/** How many entries a JSON array of calls holds; anything else counts none. */
+function countEntries(json: string): number {
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return Array.isArray(parsed) ? parsed.length : 0;
+  } catch {
+    return 0;
   }
 }

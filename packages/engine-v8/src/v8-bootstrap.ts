@@ -3,14 +3,16 @@ export const programStartKey = '\u0000start';
 
 /**
  * The guest side of the V8 bridge, evaluated in a fresh context before the program. It is a
- * function of `(post, toolsJson)`: `post` is the one host function the guest can call (an
- * `ivm.Callback` that ignores its result), and it stays in this function's scope, never on a
- * global, so the program can call tools through the shared prelude but can never reach, replace
- * or wrap the host function itself. Everything that crosses is a string or a number:
+ * function of `(post, write, toolsJson)`: `post` and `write` are the only host functions the
+ * guest can call (`ivm.Callback`s), and they stay in this function's scope, never on a global,
+ * so the program can call tools through the shared prelude but can never reach, replace or wrap
+ * a host function itself. Everything that crosses is a string or a number:
  *
- * - guest → host: `post('write', text)`, `post('done', completionJson)`, and
- *   `post('ended', '')` once the program's own promise settles (so the host can tell a program
- *   whose outcome could not be read from one that waits);
+ * - guest → host: `write(text)`, the prelude's batches of output, which waits for the host to
+ *   take each batch (so a program printing faster than the host reads is held back, and no
+ *   output piles up between them); `post('done', completionJson)`, and `post('ended', '')` once
+ *   the program's own promise settles (so the host can tell a program whose outcome could not be
+ *   read from one that waits), which do not wait;
  * - host → guest: the function the bootstrap returns, `exchange(op, text)`: `exchange('take')`
  *   returns the JSON text of the tool calls the prelude queued (or `undefined`), and
  *   `exchange('deliver', resultsJson)` settles the calls the results answer.
@@ -26,7 +28,7 @@ export const programStartKey = '\u0000start';
  * `SharedArrayBuffer` (a guest needs no shared memory and could block its thread on it).
  */
 export function v8Bootstrap(prelude: string): string {
-  return `(function (post, toolsJson) {
+  return `(function (post, write, toolsJson) {
   'use strict';
   var apply = Reflect.apply;
   var then = Promise.prototype.then;
@@ -34,7 +36,7 @@ export function v8Bootstrap(prelude: string): string {
   delete globalThis.WebAssembly;
   delete globalThis.SharedArrayBuffer;
 
-  var control = (${prelude})(function (text) { post('write', toText(text)); }, toolsJson);
+  var control = (${prelude})(function (text) { write(toText(text)); }, toolsJson);
   var settle = control.settle;
   var takeCalls = control.takeCalls;
   var deliverResults = control.deliverResults;

@@ -1,5 +1,6 @@
 import {
   describeInterrupt,
+  describeStall,
   type EngineDriver,
   type GuestSetup,
   type HostLimits,
@@ -97,11 +98,13 @@ class V8Guest implements PreparedGuest {
 
   async #install({ prelude, toolsJson }: GuestSetup): Promise<void> {
     const post = new ivm.Callback((op: unknown, text: unknown) => this.#onPost(op, text), { ignored: true });
+    // Output waits for the host: past outputBytes it is dropped here, never queued on the way.
+    const write = new ivm.Callback((text: unknown) => this.#onWrite(text), { sync: true });
     const bootstrap = await this.#context.eval(v8Bootstrap(prelude), {
       filename: 'bootstrap.js',
       reference: true,
     });
-    this.#exchange = (await bootstrap.apply(undefined, [post, toolsJson], {
+    this.#exchange = (await bootstrap.apply(undefined, [post, write, toolsJson], {
       result: { reference: true },
     })) as ivm.Reference<Exchange>;
     bootstrap.release();
@@ -155,7 +158,7 @@ class V8Guest implements PreparedGuest {
     await this.#sendQueuedCalls();
     // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
     if (this.#callsInFlight === 0 && this.#stretchesRunning === 0)
-      this.#complete({ status: 'error', error: this.#describeStalled() });
+      this.#complete({ status: 'error', error: describeStall(this.#hasEnded) });
   }
 
   async #sendQueuedCalls(): Promise<void> {
@@ -179,12 +182,6 @@ class V8Guest implements PreparedGuest {
     if (exchange === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
     this.#callsInFlight -= countCalls(resultsJson);
     void this.#enter(() => exchange.apply(undefined, ['deliver', resultsJson]));
-  }
-
-  #describeStalled(): string {
-    return this.#hasEnded
-      ? 'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.'
-      : 'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.';
   }
 
   #watchLimits(program: HostProgram): void {
@@ -239,13 +236,18 @@ class V8Guest implements PreparedGuest {
   #onPost(op: unknown, text: unknown): void {
     const program = this.#program;
     if (program === undefined || this.#finish === undefined || typeof text !== 'string') return;
-    if (op === 'write') {
-      program.write(text);
-    } else if (op === 'ended') {
+    if (op === 'ended') {
       this.#hasEnded = true;
     } else if (op === 'done') {
       this.#complete(parseCompletion(text));
     }
+  }
+
+  /** A batch of output from the guest; it may be anything, so only a string is taken. */
+  #onWrite(text: unknown): void {
+    const program = this.#program;
+    if (program === undefined || this.#finish === undefined || typeof text !== 'string') return;
+    program.write(text);
   }
 
   dispose(): void {

@@ -61,3 +61,21 @@ export interface EngineDriver {
    */
   prepare(setup: GuestSetup): Promise<PreparedGuest>;
 }
+
+/**
+ * The error for a program that can never continue: its jobs have all run, no tool call is in
+ * flight, and it has not ended, so nothing the host does could ever wake it. A driver ends such
+ * a program at once instead of holding its host until `wallSeconds`. `hasProgramEnded` says the
+ * program's own promise settled but its completion could not be read (the guest API's settling
+ * threw). Every driver reports it in these words, so every engine tells the model the same thing.
+ *
+ * @example
+ * ```ts
+ * if (callsInFlight === 0 && !hasPendingJobs) return { status: 'error', error: describeStall(false) };
+ * ```
+ */
+export function describeStall(hasProgramEnded: boolean): string {
+  return hasProgramEnded
+    ? 'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.'
+    : 'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.';
+}

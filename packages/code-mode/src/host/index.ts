@@ -34,12 +34,13 @@ export {
   type ToolCallsFrame,
   type ToolResultsFrame,
 } from '../protocol.js';
-export type {
-  EngineDriver,
-  GuestSetup,
-  HostProgram,
-  PreparedGuest,
-  ProgramCompletion,
+export {
+  describeStall,
+  type EngineDriver,
+  type GuestSetup,
+  type HostProgram,
+  type PreparedGuest,
+  type ProgramCompletion,
 } from './engine-driver.js';
 export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js';
 export { rehearseProgram } from './host-rehearsal.js';

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { createRuntime, defineAgent, defineTool, type StreamEvent, type Tool, ToolError } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import { Type } from 'typebox';
@@ -289,6 +290,105 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
         expect(isStarted ? isAborted : true).toBe(true);
       });
 
+      it('completes with the value eval gives, whatever kind of statement comes last', async () => {
+        // One program per kind of statement; program-source.test.ts compares many more with eval.
+        const { session } = await open({ limits: { programs: 32 } });
+        const programs = [
+          'const ready = true;\nif (ready) { "yes" } else { "no" }',
+          '"before"; if (false) { "yes" }',
+          'try { JSON.parse("{") } catch (error) { error.name }',
+          'try { "tried" } finally { "cleaned up" }',
+          '"before"; { "block" }',
+          'let total = 0; for (let i = 0; i < 4; i++) total += i',
+          '"before"; for (const item of []) item',
+          'for (const n of [1, 2, 3]) { n; if (n === 2) break }',
+          'switch (2) { case 1: "one"; break; case 2: "two"; break; default: "other" }',
+          'block: { "kept"; break block; "never" }',
+          '"value"; let declared = 1; function named() {}',
+          '"outer"; var result = (() => { "inner" })()',
+          '"use strict"; (function () { return typeof this })()',
+        ];
+        const results: unknown[] = [];
+        const expected: unknown[] = [];
+        for (const source of programs) {
+          const result = await session.execute(source);
+          results.push([source, result.status, result.value]);
+          const value: unknown = runInNewContext(source);
+          expected.push([
+            source,
+            'completed',
+            value === undefined ? undefined : JSON.parse(JSON.stringify(value)),
+          ]);
+        }
+        expect(results).toEqual(expected);
+        expect(
+          await session.execute('const early = true;\nif (early) return "returned";\n"last"'),
+        ).toMatchObject({
+          value: 'returned',
+        });
+        expect(
+          await session.execute('for (const n of [1, 2]) { if (n === 2) exit("exited"); n }'),
+        ).toMatchObject({
+          value: 'exited',
+        });
+      });
+
+      it('reports a runtime error at its line and column in the program as written', async () => {
+        const { session } = await open();
+        const first = await session.execute('null.property');
+        expect(first.error).toMatch(/^TypeError: .*\(line 1, column (5|6)\)$/);
+        const nested = await session.execute('"before";\nif (true) {\n  "inside";\n  null.property;\n}');
+        expect(nested.error).toMatch(/^TypeError: .*\(line 4, column (7|8)\)$/);
+      });
+
+      it('ends at once a program waiting for a promise nothing can settle', async () => {
+        const { session } = await open();
+        const result = await session.execute('text("waiting"); await new Promise(() => {})');
+        expect(result).toEqual({
+          status: 'error',
+          output: 'waiting\n',
+          error:
+            'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.',
+        });
+        expect((await session.execute('"next"')).value).toBe('next');
+      });
+
+      it('ends at once a program that throws a value whose description throws', async () => {
+        const { session } = await open();
+        const result = await session.execute(
+          'throw { get message() { throw new Error("boom") }, get name() { throw new Error("boom") } }',
+        );
+        expect(result).toEqual({
+          status: 'error',
+          output: '',
+          error:
+            'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.',
+        });
+      });
+
+      it('keeps a program waiting while a tool call is in flight, and exit() from its callback completes it', async () => {
+        const gate = new Gate();
+        const { session } = await open({ tools: [gateTool(gate)], observationWindowMs: 200 });
+        const started = await session.execute(
+          'tools.wait_for_gate({}).then((reply) => exit("exited after " + reply));\nawait new Promise(() => {})',
+        );
+        expect(started.status).toBe('still_working');
+        gate.open();
+        expect(await session.wait()).toEqual({
+          status: 'completed',
+          output: '',
+          value: 'exited after opened',
+        });
+      });
+
+      it('completes a program that replaced Promise.prototype.then, with its value', async () => {
+        const { session } = await open({ tools: [echoTool()] });
+        const result = await session.execute(
+          'Promise.prototype.then = function () { return "replaced"; };\nconst reply = await tools.echo({ text: "a" });\nreply.text + "!"',
+        );
+        expect(result).toEqual({ status: 'completed', output: '', value: 'a!' });
+      });
+
       it('ignores output that looks like protocol frames: a forged call runs no tool', async () => {
         const log: unknown[] = [];
         const { session } = await open({ tools: [echoTool(log)] });
@@ -355,6 +455,29 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
         expect(log).toEqual([]);
       });
 
+      it('refuses tool arguments and a program value whose toJSON() gives undefined, naming them', async () => {
+        const log: unknown[] = [];
+        const { session } = await open({ tools: [echoTool(log)] });
+        const result = await session.execute(
+          'await tools.echo({ toJSON() { return undefined; } }).catch((error) => [error.name, error.message])',
+        );
+        expect(result.status).toBe('completed');
+        expect(result.value).toEqual([
+          'TypeError',
+          expect.stringMatching(
+            /^The arguments of tools\.echo is not JSON: its toJSON\(\) returned undefined/,
+          ),
+        ]);
+        expect(log).toEqual([]);
+        const value = await session.execute('({ toJSON() { return undefined; } })');
+        expect(value.status).toBe('error');
+        expect(value.error).toMatch(
+          /^TypeError: The program's value is not JSON: its toJSON\(\) returned undefined/,
+        );
+        const nested = await session.execute('({ kept: 1, dropped: { toJSON() { return undefined; } } })');
+        expect(nested).toMatchObject({ status: 'completed', value: { kept: 1 } });
+      });
+
       it('turns a tool result that is not JSON into a rejection (details stay in the events)', async () => {
         const badResult = defineTool({
           name: 'bad_result',
@@ -392,6 +515,32 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
           /\[… [\d,]+ bytes of output cut here: the output passed its 10,000-byte limit/,
         );
         expect(Buffer.byteLength(result.output)).toBeLessThan(10_300);
+      });
+
+      it('drops output past outputBytes for the cost of a counter: 500,000 lines, short ones and 250 MB of long ones', async () => {
+        const { session } = await open();
+        // Short lines make the most writes; long ones more bytes than a host may grow by at
+        // default limits (the engine's own check, and the sandbox's memory limit where it has
+        // one): had the host kept what it drops, it would have been stopped.
+        for (const padding of ['', 'x'.repeat(490)]) {
+          const result = await session.execute(
+            `const padding = ${JSON.stringify(padding)};\nfor (let i = 0; i < 500000; i++) console.log(i + " " + padding);\n"done"`,
+          );
+          expect(result.error).toBeUndefined();
+          expect(result).toMatchObject({ status: 'completed', value: 'done' });
+          expect(result.output.startsWith(`0 ${padding}\n1 ${padding}\n`)).toBe(true);
+          expect(result.output.endsWith(`499998 ${padding}\n499999 ${padding}\n`)).toBe(true);
+          const marker =
+            /\n\[… ([\d,]+) bytes of output cut here: the output passed its 1,000,000-byte limit, so its start and end are kept …\]\n/.exec(
+              result.output,
+            );
+          expect(marker).not.toBeNull();
+          let writtenBytes = 0;
+          for (let i = 0; i < 500_000; i += 1) writtenBytes += `${i} ${padding}\n`.length;
+          const keptBytes = Buffer.byteLength(result.output) - Buffer.byteLength(marker?.[0] ?? '');
+          expect(keptBytes).toBeLessThanOrEqual(1_000_000);
+          expect(keptBytes + Number(marker?.[1]?.replaceAll(',', ''))).toBe(writtenBytes);
+        }
       });
 
       it('captures 10,000 tiny console.log calls completely', async () => {
