@@ -741,6 +741,9 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
         `reports a host killed from outside, never runs the tool twice, and starts a fresh host next${placement === 'process' ? '' : ' (skipped: the thread placement has no host process to kill)'}`,
         async () => {
           const started = new Gate();
+          // The call stays in flight until the test has killed the host, however long finding
+          // the host takes on a loaded machine.
+          const release = new Gate();
           let runs = 0;
           const counted = defineTool({
             name: 'counted',
@@ -749,7 +752,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
             execute: async () => {
               runs += 1;
               started.open();
-              await delay(300);
+              await release.opened;
               return runs;
             },
           });
@@ -768,6 +771,7 @@ export function describeEngineConformance(options: EngineConformanceOptions): vo
           const result = await observing;
           expect(result.status).toBe('error');
           expect(result.error).toMatch(/signal=SIGKILL/);
+          release.open();
           await delay(400);
           expect(runs).toBe(1);
           expect((await session.execute('"fresh"')).value).toBe('fresh');
