@@ -1,12 +1,14 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
-// Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, and the
-// engines side by side from engines.js.
+// Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, the
+// engines side by side from engines.js, and code mode against direct tool calls through a real
+// provider from model-turns.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
 import { engineFigures } from './engines.js';
 import { measure, printTable } from './measure.js';
+import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { sandboxFigures } from './sandbox.js';
 
 const runtime = createRuntime();
@@ -36,6 +38,7 @@ const results = [
 const codeMode = await codeModeFigures();
 const sandbox = await sandboxFigures();
 const engines = await engineFigures();
+const modelTurns = await modelTurnFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([...results, ...codeMode.results, ...(sandbox.results ?? []), ...engines.results]);
 console.log(
@@ -52,4 +55,5 @@ console.log(
     ? `code mode in bwrap: ${sandbox.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement), ${sandbox.sessionThroughput.toFixed(1)} (session placement)`
     : `bwrap figures skipped: ${sandbox.unavailable}`,
 );
+printModelTurnFigures(modelTurns);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);

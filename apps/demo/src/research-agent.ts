@@ -1,5 +1,5 @@
 import { codeMode } from '@ghost/code-mode';
-import { type Agent, defineAgent, defineTool } from '@ghost/core';
+import { type Agent, defineAgent, defineTool, type ModelV1 } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 
@@ -56,10 +56,11 @@ export function createScriptedResearchModel(): ScriptedModel {
  * program, inside the native sandbox (bubblewrap on Linux, from `@ghost/sandbox-bwrap`): code
  * mode's default, which refuses to run where it cannot contain the program.
  */
-export function createResearchAgent(model = createScriptedResearchModel()): Agent {
+export function createResearchAgent(model: ModelV1 | string = createScriptedResearchModel()): Agent {
   return defineAgent({
     name: 'research',
-    instructions: 'You are a support researcher. Answer from the help center only.',
+    instructions:
+      'You are a support researcher. Answer from the help center only: look every topic up with one program that calls the lookups in parallel, then answer in two short sentences.',
     model,
     tools: [helpCenterLookup],
     codeMode: codeMode({ engine: 'quickjs' }),

@@ -1,4 +1,5 @@
 import { createRuntime, type SandboxBackendV1, type StreamEvent } from '@ghost/core';
+import { chooseDemoModel } from './demo-model.js';
 import { createResearchAgent } from './research-agent.js';
 
 /** Names the sandbox that contained the program and what it enforced, as its own detection reports. */
@@ -41,14 +42,16 @@ function indent(text: string): string {
  * wrote, each tool call the program made (brokered back to this process), the program's result,
  * the answer as it streams, and a summary. Returns the run's outcome.
  */
-export async function runDemo(write: Write): Promise<string> {
-  const agent = createResearchAgent();
-  // Built-in plugins ('quickjs') are imported from the application's directory; the demo may run
-  // from the repository root, so it imports them from its own package instead.
+export async function runDemo(write: Write, environment: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const choice = chooseDemoModel(environment);
+  const agent = createResearchAgent(choice.model);
+  // Built-in plugins ('quickjs', 'openai') are imported from the application's directory; the demo
+  // may run from the repository root, so it imports them from its own package instead.
   const runtime = createRuntime({ importModule: (specifier) => import(specifier) });
   const startedAt = performance.now();
   write('Ghost demo: a research agent in code mode.\n');
-  write('The model is scripted (no API key needed); the program, engine, tools and events are real.\n\n');
+  write(`${choice.description}\n`);
+  write('The program, engine, sandbox, tools and events are real.\n\n');
   write(`> ${question}\n\n`);
 
   const stream = agent.streamAsk(question, { runtime });
