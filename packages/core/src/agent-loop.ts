@@ -77,11 +77,12 @@ async function streamTurn(
 ): Promise<TurnResult> {
   const { signal } = execution;
   const hiddenIndexes = new Set<number>();
-  // Control calls (code mode's exec/wait/stop) are bookkeeping: the public stream omits them.
+  // Control calls (code mode's exec/wait/stop) are bookkeeping: the public stream omits them,
+  // telemetry keeps them.
   const emit: EmitEvent = (type, data) => {
     const index = (data as { index?: unknown }).index;
-    if (type.startsWith('tool_call_') && typeof index === 'number' && hiddenIndexes.has(index)) return;
-    execution.emit(type, data);
+    const isHidden = type.startsWith('tool_call_') && typeof index === 'number' && hiddenIndexes.has(index);
+    execution.emit(type, data, isHidden ? { hidden: true } : {});
   };
   const calls = new Map<
     number,
@@ -257,6 +258,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     lock: loop.lock,
     tools: loop.tools,
     controlToolNames,
+    inScope: execution.inScope,
   };
   const toolDefinitions = [...loop.tools.values()].map((tool) => ({
     name: tool.name,
@@ -281,7 +283,6 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       }
       turn += 1;
       runContext.throwIfStopped();
-      emit('model_start', { turn, provider: loop.model.provider, modelId: loop.model.modelId });
       const request: ModelRequest = {
         instructions: loop.instructions,
         messages: [...messages],
@@ -290,7 +291,11 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
         ...(loop.settings ? { settings: loop.settings } : {}),
         ...(loop.providerOptions ? { providerOptions: loop.providerOptions } : {}),
       };
-      const result = await streamTurn(request, loop.model, turn, execution, controlToolNames);
+      emit('model_start', { turn, provider: loop.model.provider, modelId: loop.model.modelId }, { request });
+      const turnNumber = turn;
+      const result = await execution.inScope({ kind: 'model', turn: turnNumber }, () =>
+        streamTurn(request, loop.model, turnNumber, execution, controlToolNames),
+      );
       text = result.text;
       for (const interjection of delivered) interjection.resolve(result.text);
       delivered = [];

@@ -9,6 +9,7 @@ import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
 import { prepareStructuredOutput } from './structured-output.js';
+import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
 import { runToolCall, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
@@ -42,6 +43,11 @@ export interface AgentDefinition<OutputSchema extends TSchema | undefined = TSch
   readonly modelSettings?: ModelSettings;
   /** Options for the provider, keyed by its name: `{ openai: { reasoning: { effort: 'low' } } }`. */
   readonly providerOptions?: ProviderOptions;
+  /**
+   * Telemetry for this agent's runs, beside the runtime's: `openTelemetry()` from `@ghost/otel`,
+   * or any `TelemetryV1` plugin, or a list.
+   */
+  readonly telemetry?: TelemetryV1 | readonly TelemetryV1[];
 }
 
 /** The options of one `ask`, `streamAsk` or `createRun`. */
@@ -127,6 +133,7 @@ const definitionKeys = new Set([
   'output',
   'modelSettings',
   'providerOptions',
+  'telemetry',
 ]);
 const askOptionKeys = new Set([
   'signal',
@@ -278,6 +285,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     definition.output === undefined ? undefined : prepareStructuredOutput(name, definition.output);
   const agentSettings = checkRecord(name, 'modelSettings', definition.modelSettings);
   const agentProviderOptions = checkRecord(name, 'providerOptions', definition.providerOptions);
+  const agentTelemetry = checkTelemetry(definition.telemetry, `Agent '${name}'`);
 
   const createRun = (input: AgentInput, options: AskOptions = {}): Run => {
     if (typeof input !== 'string' && !Array.isArray(input)) {
@@ -311,6 +319,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       invocation,
       runtime,
       signal: options.signal,
+      telemetry: [...runtime.telemetry, ...agentTelemetry],
       entrypoint: {
         agentName: name,
         async execute(execution) {
@@ -326,6 +335,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
               budget,
               lock,
               tools: toolsByName,
+              inScope: execution.inScope,
             };
             codeModeRun = await codeMode.start({
               agentName: name,

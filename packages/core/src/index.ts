@@ -83,6 +83,13 @@ export {
   type ToolEventData,
   terminalEventTypes,
 } from './stream-event.js';
+export type {
+  RunTelemetry,
+  TelemetryEventDetail,
+  TelemetryRunStart,
+  TelemetryScope,
+  TelemetryV1,
+} from './telemetry.js';
 export {
   defaultToolTimeoutMs,
   defineTool,

@@ -19,7 +19,8 @@ import {
   type StreamEventType,
   terminalEventTypes,
 } from './stream-event.js';
-import { type EmitEvent, summarizeError } from './tool-call-runner.js';
+import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
+import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 import type { Workspace } from './workspace.js';
 
@@ -58,6 +59,8 @@ export interface RunExecution {
   readonly signal: AbortSignal;
   readonly runtime: Runtime;
   readonly emit: EmitEvent;
+  /** Runs work with a telemetry scope current (a model turn, a tool call). */
+  readonly inScope: InScope;
   /** Adds a turn's usage to the run's total. */
   addUsage(usage: UsageInit): void;
   /** Records text as it streams, so a deadline can keep what was produced so far. */
@@ -85,6 +88,8 @@ export interface RunInit {
   readonly runtime: Runtime;
   readonly entrypoint: RunEntrypoint;
   readonly signal?: AbortSignal | undefined;
+  /** The telemetry plugins that observe the run (the runtime's, then the agent's). */
+  readonly telemetry?: readonly TelemetryV1[];
 }
 
 /** A finished run's event stream, plus the run itself. */
@@ -122,6 +127,8 @@ export class Run<Output = unknown> {
   readonly workspace: Workspace;
 
   readonly #entrypoint: RunEntrypoint;
+  readonly #telemetryPlugins: readonly TelemetryV1[];
+  #telemetry: RunTelemetryFanOut | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   readonly #controller = new AbortController();
   readonly #runContext: RunContext;
@@ -147,6 +154,7 @@ export class Run<Output = unknown> {
     this.operationId = init.invocation.runId;
     this.runtime = init.runtime;
     this.#entrypoint = init.entrypoint;
+    this.#telemetryPlugins = init.telemetry ?? [];
     this.#callerSignal = init.signal;
     this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
     this.workspace = init.runtime.createWorkspace();
@@ -343,12 +351,30 @@ export class Run<Output = unknown> {
     this.#hasStarted = true;
   }
 
-  #emit: EmitEvent = <Type extends StreamEventType>(type: Type, data: StreamEventDataMap[Type]) => {
-    this.#queue?.push(createStreamEvent(type, data, this.operationId));
+  #emit: EmitEvent = <Type extends StreamEventType>(
+    type: Type,
+    data: StreamEventDataMap[Type],
+    detail: TelemetryEventDetail = {},
+  ) => {
+    const event = createStreamEvent(type, data, this.operationId);
+    if (detail.hidden !== true) this.#queue?.push(event);
+    this.#telemetry?.onEvent(event, detail);
+  };
+
+  #inScope: InScope = (scope, work) => {
+    const telemetry = this.#telemetry;
+    return telemetry === undefined || telemetry.isEmpty ? work() : telemetry.runInScope(scope, work);
   };
 
   async #run(): Promise<void> {
     const { invocation } = this;
+    if (this.#telemetryPlugins.length > 0) {
+      this.#telemetry = new RunTelemetryFanOut(this.#telemetryPlugins, {
+        runId: invocation.runId,
+        agentName: invocation.agentName,
+        invocation,
+      });
+    }
     this.#emit('run_start', {
       runId: invocation.runId,
       operationId: this.operationId,
@@ -357,7 +383,8 @@ export class Run<Output = unknown> {
     const stopTimers = this.#watchStopSignals();
     this.#isActive = true;
     try {
-      this.#result = await this.#entrypoint.execute(this.#execution());
+      const execution = this.#execution();
+      this.#result = await this.#inScope({ kind: 'run' }, () => this.#entrypoint.execute(execution));
       this.#response = this.#result.text;
       this.#outcome = 'completed';
     } catch (error) {
@@ -447,6 +474,7 @@ export class Run<Output = unknown> {
       signal: this.#controller.signal,
       runtime: this.runtime,
       emit: this.#emit,
+      inScope: this.#inScope,
       addUsage: (usage) => {
         this.#usage = this.#usage.add(usage);
       },

@@ -11,6 +11,7 @@ import {
   Registry,
 } from './registry.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import { Workspace } from './workspace.js';
 
 /** The options of {@link createRuntime} and {@link configure}. Unknown keys are rejected. */
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   readonly models?: readonly ModelProviderV1[] | Readonly<Record<string, ModelV1>>;
   /** Code mode's settings (engine, sandbox, limits, ...). `@ghost/code-mode` reads and checks them. */
   readonly codeMode?: Readonly<Record<string, unknown>>;
+  /** Telemetry for every run of this runtime: `openTelemetry()` from `@ghost/otel`, or a list of plugins. */
+  readonly telemetry?: TelemetryV1 | readonly TelemetryV1[];
   /** Where run workspaces are created. Default: `os.tmpdir()`. */
   readonly workspaceRoot?: string;
   /** How built-in plugin packages are imported; see `RegistryOptions.importModule`. */
@@ -45,6 +48,8 @@ export interface Runtime {
   readonly codeMode: Readonly<Record<string, unknown>>;
   /** The absolute directory run workspaces are created in. */
   readonly workspaceRoot: string;
+  /** The telemetry plugins observing every run of this runtime. */
+  readonly telemetry: readonly TelemetryV1[];
   /** A new, not yet created, workspace under `workspaceRoot`. */
   createWorkspace(): Workspace;
 }
@@ -54,6 +59,7 @@ const optionNames: readonly (keyof RuntimeOptions)[] = [
   'sandboxes',
   'models',
   'codeMode',
+  'telemetry',
   'workspaceRoot',
   'importModule',
 ];
@@ -153,10 +159,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const registry = new Registry(importModule === undefined ? {} : { importModule });
   registerPlugins(registry, options);
   const root = resolve(workspaceRoot ?? tmpdir());
+  const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);
   return Object.freeze({
     registry,
     codeMode: Object.freeze({ ...codeMode }),
     workspaceRoot: root,
+    telemetry,
     createWorkspace: () => new Workspace({ root }),
   });
 }

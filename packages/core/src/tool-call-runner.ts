@@ -4,11 +4,22 @@ import { toJsonValue } from './json-value.js';
 import type { Artifact } from './model.js';
 import { type RunContext, stopReason } from './run-context.js';
 import type { ErrorSummary, StreamEventDataMap, StreamEventType } from './stream-event.js';
+import type { TelemetryEventDetail, TelemetryScope } from './telemetry.js';
 import { type SchemaProblem, type Tool, type ToolContext, ToolResult } from './tool.js';
 import type { ToolLock } from './tool-lock.js';
 
-/** Emits one stream event of the running run. */
-export type EmitEvent = <Type extends StreamEventType>(type: Type, data: StreamEventDataMap[Type]) => void;
+/**
+ * Emits one stream event of the running run. `detail` is for telemetry only: `hidden` keeps the
+ * event out of the public stream (code mode's control calls), `request` is a model turn's request.
+ */
+export type EmitEvent = <Type extends StreamEventType>(
+  type: Type,
+  data: StreamEventDataMap[Type],
+  detail?: TelemetryEventDetail,
+) => void;
+
+/** Runs work with a telemetry scope current (see `RunTelemetry.runInScope`). */
+export type InScope = <Result>(scope: TelemetryScope, work: () => Result) => Result;
 
 /** Counts the tool calls of a run against its agent's `maxToolCalls`. */
 export class ToolCallBudget {
@@ -40,9 +51,12 @@ export interface ToolCallEnvironment {
   readonly tools: ReadonlyMap<string, Tool>;
   /**
    * Code mode's control tools: they take nothing from the budget, never wait for the lock (a
-   * brokered exclusive tool would otherwise deadlock behind its own `exec`) and emit no events.
+   * brokered exclusive tool would otherwise deadlock behind its own `exec`) and their events are
+   * hidden from the public stream (telemetry still sees them).
    */
   readonly controlToolNames?: ReadonlySet<string>;
+  /** Makes the call's telemetry scope current while the tool executes. */
+  readonly inScope?: InScope;
 }
 
 /** One call to run: the model's (or a program's) request. */
@@ -120,7 +134,9 @@ export async function runToolCall(
   const { runContext } = environment;
   const { toolCallId, toolName } = request;
   const isControl = environment.controlToolNames?.has(toolName) === true;
-  const emit: EmitEvent = isControl ? () => {} : environment.emit;
+  const emit: EmitEvent = isControl
+    ? (type, data) => environment.emit(type, data, { hidden: true })
+    : environment.emit;
   const parent = request.parentToolCallId === undefined ? {} : { parentToolCallId: request.parentToolCallId };
   runContext.throwIfStopped();
   emit('tool_start', { toolCallId, toolName, ...parent, input: request.input });
@@ -224,7 +240,11 @@ async function executeUnderLimits(
       toolCallId: request.toolCallId,
       run: runContext,
     };
-    const returned = await cancellation.race(invoke(tool, request.input, context));
+    const execute = () => invoke(tool, request.input, context);
+    const scope = { kind: 'tool', toolCallId: request.toolCallId } as const;
+    const returned = await cancellation.race(
+      environment.inScope ? environment.inScope(scope, execute) : execute(),
+    );
     const result = returned instanceof ToolResult ? returned : new ToolResult({ value: returned });
     const json = toJsonValue(result.value);
     if (!json.ok)

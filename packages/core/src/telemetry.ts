@@ -1,0 +1,149 @@
+import { ConfigurationError } from './errors.js';
+import type { ModelRequest } from './model.js';
+import type { Invocation } from './run-context.js';
+import type { StreamEvent } from './stream-event.js';
+
+/**
+ * What telemetry learns about an event beyond the event itself. `hidden` marks events the public
+ * stream leaves out: code mode's control calls (`exec`, `wait`, `stop`) and the model's streaming
+ * of them, which traces keep so a program's tool calls nest under the control call that ran them.
+ */
+export interface TelemetryEventDetail {
+  /** The event is not in the public stream. */
+  readonly hidden?: boolean;
+  /** On `model_start`: the request the model is sent (for opt-in content capture). */
+  readonly request?: ModelRequest;
+}
+
+/**
+ * A unit of work telemetry can make current while it runs: the run, one model turn, one tool call.
+ * The matching events (`run_start`, `model_start`, `tool_start`) come before the scope is entered.
+ */
+export type TelemetryScope =
+  | { readonly kind: 'run' }
+  | { readonly kind: 'model'; readonly turn: number }
+  | { readonly kind: 'tool'; readonly toolCallId: string };
+
+/** What a telemetry plugin is told when a run starts. */
+export interface TelemetryRunStart {
+  readonly runId: string;
+  readonly agentName: string;
+  readonly invocation: Invocation;
+}
+
+/** One run as a telemetry plugin observes it. */
+export interface RunTelemetry {
+  /** Every event of the run, in order, hidden ones included; the last is the terminal event. */
+  onEvent(event: StreamEvent, detail: TelemetryEventDetail): void;
+  /**
+   * Runs `work` with the scope current (an OpenTelemetry plugin makes its span the active one), so
+   * what `work` does (a tool's HTTP request, a nested agent) is traced beneath it. Must call `work`
+   * exactly once and return what it returns.
+   */
+  runInScope<Result>(scope: TelemetryScope, work: () => Result): Result;
+}
+
+/**
+ * The telemetry contract (`specificationVersion: 'telemetry-v1'`): `startRun` is called once per
+ * run, before its first event. Pass plugins as `createRuntime({ telemetry })` or
+ * `defineAgent({ telemetry })`. A plugin only observes: an exception it throws is ignored, and
+ * the run goes on as if it were not there.
+ *
+ * @example
+ * ```ts
+ * const logTelemetry: TelemetryV1 = {
+ *   specificationVersion: 'telemetry-v1',
+ *   name: 'log',
+ *   startRun: () => ({
+ *     onEvent: (event) => console.log(event.type),
+ *     runInScope: (_scope, work) => work(),
+ *   }),
+ * };
+ * ```
+ */
+export interface TelemetryV1 {
+  readonly specificationVersion: 'telemetry-v1';
+  /** A name for messages, such as `opentelemetry`. */
+  readonly name: string;
+  startRun(start: TelemetryRunStart): RunTelemetry;
+}
+
+/** Checks a `telemetry` option: one plugin or a list. Throws a `ConfigurationError` naming `where`. */
+export function checkTelemetry(value: unknown, where: string): readonly TelemetryV1[] {
+  if (value === undefined) return [];
+  const plugins = Array.isArray(value) ? value : [value];
+  for (const plugin of plugins) {
+    const candidate = plugin as Partial<TelemetryV1> | null;
+    if (
+      typeof candidate !== 'object' ||
+      candidate === null ||
+      candidate.specificationVersion !== 'telemetry-v1' ||
+      typeof candidate.startRun !== 'function'
+    ) {
+      throw new ConfigurationError(
+        `${where}: telemetry must be a telemetry plugin (specificationVersion 'telemetry-v1' with startRun()), such as openTelemetry() from @ghost/otel, or a list of them.`,
+        { code: 'TELEMETRY_INVALID' },
+      );
+    }
+  }
+  return plugins as readonly TelemetryV1[];
+}
+
+/**
+ * The run's telemetry, fanned out to every plugin and made safe: a plugin that throws is left out
+ * of that call, and each scope's work runs exactly once whatever the plugins do.
+ */
+export class RunTelemetryFanOut {
+  readonly #runs: readonly RunTelemetry[];
+
+  constructor(plugins: readonly TelemetryV1[], start: TelemetryRunStart) {
+    const runs: RunTelemetry[] = [];
+    for (const plugin of plugins) {
+      try {
+        runs.push(plugin.startRun(start));
+      } catch {
+        // A plugin that cannot start observes nothing of this run.
+      }
+    }
+    this.#runs = runs;
+  }
+
+  get isEmpty(): boolean {
+    return this.#runs.length === 0;
+  }
+
+  onEvent(event: StreamEvent, detail: TelemetryEventDetail): void {
+    for (const run of this.#runs) {
+      try {
+        run.onEvent(event, detail);
+      } catch {
+        // Observation never changes the run.
+      }
+    }
+  }
+
+  runInScope<Result>(scope: TelemetryScope, work: () => Result): Result {
+    let wrapped = work;
+    for (const run of this.#runs) wrapped = scoped(run, scope, wrapped);
+    return wrapped();
+  }
+}
+
+function scoped<Result>(run: RunTelemetry, scope: TelemetryScope, work: () => Result): () => Result {
+  return () => {
+    let hasStarted = false;
+    let result: Result;
+    try {
+      result = run.runInScope(scope, () => {
+        hasStarted = true;
+        return work();
+      });
+    } catch (error) {
+      // The work's own failure passes through; a plugin that failed before starting it is skipped.
+      if (hasStarted) throw error;
+      return work();
+    }
+    // A plugin that returned without running the work does not get to skip it.
+    return hasStarted ? result : work();
+  };
+}
