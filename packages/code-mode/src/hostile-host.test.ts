@@ -209,18 +209,22 @@ describe('a forged host before its program', heavyCase, () => {
     const opened = await openCodeModeSession({
       engine: hostileHostEngine([
         ...hostileHandshake.slice(0, 3),
-        { send: { type: 'output', programId: 'p1', text: 'early' } },
+        { send: { type: 'output', programId: 'early', text: 'before any program' } },
       ]),
       sandbox: 'unrestricted',
       prewarm: false,
+      observationWindowMs: 100_000,
     });
     try {
-      // Refused while exec waits for it (exec fails) or once the program has it (the program fails).
+      // Refused while exec waits for it (exec fails) or, when the frame comes after the program
+      // was sent, as a frame of another program (the program fails).
       const outcome = await opened.session.execute('1').then(
         (result) => result.error,
         (error: Error) => error.message,
       );
-      expect(outcome).toMatch(/it sent a 'output' frame before it was given a program\./);
+      expect(outcome).toMatch(
+        /it sent a 'output' frame (before it was given a program|for another program \(the string "early"\))/,
+      );
     } finally {
       await opened.close();
     }
