@@ -69,7 +69,7 @@ export class ToolBroker {
   constructor(init: {
     readonly catalog: ToolCatalog;
     readonly callTool: BrokerCallTool;
-    readonly limits: BrokerLimits;
+    readonly limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency' | 'resultBytes'>;
   }) {
     this.catalog = init.catalog;
     this.#callTool = init.callTool;
@@ -106,7 +106,7 @@ export class ProgramToolCalls {
     parentCallId: () => string,
     catalog: ToolCatalog,
     callTool: BrokerCallTool,
-    limits: BrokerLimits,
+    limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency' | 'resultBytes'>,
   ) {
     this.#programId = programId;
     this.#parentCallId = parentCallId;
