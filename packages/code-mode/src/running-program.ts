@@ -196,9 +196,7 @@ export class RunningProgram {
     const fresh = new Set<string>();
     for (const { callId } of calls) {
       if (this.#callIds.has(callId) || fresh.has(callId)) {
-        this.#breakProtocol(
-          `it sent the call id ${JSON.stringify(callId)} twice; every call has its own.`,
-        );
+        this.#breakProtocol(`it sent the call id ${JSON.stringify(callId)} twice; every call has its own.`);
         return;
       }
       fresh.add(callId);
