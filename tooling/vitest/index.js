@@ -1,5 +1,6 @@
 // Shared vitest settings for one Ghost package. Tests resolve workspace packages to their
 // `src/` through the `@ghost/source` export condition, so nothing needs building first.
+import { fileURLToPath } from 'node:url';
 import { defineProject, mergeConfig } from 'vitest/config';
 
 export const sourceConditions = ['@ghost/source', 'import', 'module', 'node', 'default'];
@@ -21,6 +22,8 @@ export function ghostProject(name, overrides = {}) {
         testTimeout: 20_000,
         hookTimeout: 20_000,
         restoreMocks: true,
+        // Every test fails that lets a rejection or an exception go unhandled (see the file).
+        setupFiles: [fileURLToPath(new URL('./unhandled-errors.js', import.meta.url))],
       },
     }),
     overrides,

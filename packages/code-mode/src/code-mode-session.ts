@@ -5,8 +5,9 @@ import { createRuntime, type Invocation, RunContext, type StreamEvent, type Tool
 import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/internal';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
-import { type CodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { createSandboxFactory, type SandboxChoice } from './sandbox-factory.js';
+import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
+import { createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
+import { requireContainablePlacement } from './thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 
@@ -19,6 +20,10 @@ export interface CodeModeSessionOptions {
    * `SandboxUnavailableError`. Name `'unrestricted'` to run programs with no OS sandbox.
    */
   readonly sandbox?: SandboxChoice;
+  /**
+   * Default `'process'`. `'thread'` runs programs inside this process and is refused (with a
+   * `CodeModeConfigurationError`) unless `sandbox` is `'unrestricted'`.
+   */
   readonly placement?: CodeModePlacement;
   readonly limits?: Partial<CodeModeLimits>;
   /** How long each observation watches a program. Default 60,000 ms. */
@@ -53,8 +58,12 @@ export interface OpenedCodeModeSession {
  */
 export async function openCodeModeSession(options: CodeModeSessionOptions): Promise<OpenedCodeModeSession> {
   // Bad options throw before anything exists that would need removing.
+  const where = 'openCodeModeSession()';
   const tools = options.tools ?? [];
-  const limits = resolveCodeModeLimits(options.limits ?? {});
+  const limits = resolveCodeModeLimits(checkCodeModeLimits(options.limits, where));
+  const placement = options.placement ?? 'process';
+  const sandboxChoice = options.sandbox ?? 'native';
+  requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
   const catalog = ToolCatalog.fromTools(tools, 'Code-mode session');
   const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-'));
   const runtime = createRuntime({ workspaceRoot });
@@ -81,14 +90,14 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   };
   let session: CodeModeSession;
   try {
-    const sandbox = await createSandboxFactory(options.sandbox ?? 'native', runtime, limits);
+    const sandbox = await createSandboxFactory(sandboxChoice, runtime, limits);
     const broker = new ToolBroker({ catalog, limits, callTool: (call) => runToolCall(call, environment) });
     session = await options.engine.open({
       broker,
       sandbox,
       limits,
       catalog,
-      placement: options.placement ?? 'process',
+      placement,
       observationWindowMs: options.observationWindowMs ?? defaultObservationWindowMs,
       prewarm: options.prewarm ?? true,
     });

@@ -9,9 +9,15 @@ import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { codeMode } from './code-mode.js';
+import { openCodeModeSession } from './code-mode-session.js';
+import { defineEngine } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
+import { openHostSession } from './host-engine.js';
 import { defaultCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { createSandboxFactory } from './sandbox-factory.js';
+import { ToolBroker } from './tool-broker.js';
+import { ToolCatalog } from './tool-catalog.js';
+import { unrestrictedCapabilities } from './unrestricted-sandbox.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -114,6 +120,97 @@ describe('codeMode() settings', () => {
     });
     const run = await agent.ask('hi', { runtime: createRuntime() });
     expect(run.error?.message).toMatch(/placement 'thread' .* needs sandbox: 'unrestricted'/);
+    expect(run.error).toMatchObject({ code: 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED' });
+  });
+
+  it('refuses the thread placement with a named sandbox when the agent is defined', () => {
+    expect(() => codeMode({ placement: 'thread', sandbox: 'native' })).toThrow(
+      expect.objectContaining({
+        name: 'CodeModeConfigurationError',
+        code: 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED',
+        message: expect.stringMatching(
+          /^codeMode\(\): placement 'thread' runs programs in worker threads of this process, where no sandbox can contain them, so it needs sandbox: 'unrestricted' named explicitly \(the sandbox is 'native'\)\./,
+        ),
+      }),
+    );
+    expect(() => codeMode({ placement: 'thread', sandbox: 'unrestricted' })).not.toThrow();
+  });
+
+  it('checks resultBytes and bounds outputBytes and resultBytes by the frame cap', () => {
+    expect(defaultCodeModeLimits.resultBytes).toBe(4 * 1024 * 1024);
+    expect(() => codeMode({ limits: { resultBytes: 64 * 1024 * 1024 } })).toThrow(
+      /limits\.resultBytes is 67,108,864; it can be at most 33,554,432 \(32 MiB\)/,
+    );
+    expect(() => codeMode({ limits: { outputBytes: 40_000_000 } })).toThrow(
+      /limits\.outputBytes is 40,000,000/,
+    );
+    expect(() => codeMode({ limits: { resultBytes: 32 * 1024 * 1024, outputBytes: 10_000 } })).not.toThrow();
+  });
+});
+
+describe('the thread placement outside an agent', () => {
+  // An engine that opens host sessions the way every JavaScript engine does; it never gets as far
+  // as starting a host here.
+  const threadEngine = defineEngine({
+    name: 'threaded',
+    language: 'javascript',
+    runtimePaths: [],
+    placements: ['process', 'thread'],
+    instructions: () => '',
+    open: (context) =>
+      openHostSession(context, {
+        engine: 'threaded',
+        hostScript: '/nonexistent/host.js',
+        threadScript: '/nonexistent/thread-worker.js',
+        runtimePaths: [],
+      }),
+  });
+  const containing = defineSandboxBackend({
+    kind: 'sandbox',
+    specificationVersion: 'sandbox-v1',
+    name: 'jail',
+    platforms: ['linux', 'darwin'],
+    detect: async () => ({
+      available: true,
+      capabilities: { ...unrestrictedCapabilities, processTreeOwnership: true, subprocessDenial: true },
+    }),
+    spawn: async () => {
+      throw new Error('not reached: the thread placement starts no process');
+    },
+  });
+  const refusal = (sandbox: string) =>
+    expect.objectContaining({
+      name: 'CodeModeConfigurationError',
+      code: 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED',
+      message: expect.stringContaining(
+        `needs sandbox: 'unrestricted' named explicitly (the sandbox is '${sandbox}')`,
+      ),
+    });
+
+  it("openCodeModeSession refuses it with 'native' (the default) and with a sandbox backend", async () => {
+    await expect(openCodeModeSession({ engine: threadEngine, placement: 'thread' })).rejects.toThrow(
+      refusal('native'),
+    );
+    await expect(
+      openCodeModeSession({ engine: threadEngine, sandbox: containing, placement: 'thread' }),
+    ).rejects.toThrow(refusal('jail'));
+  });
+
+  it("an engine's open() refuses it when handed a sandbox other than unrestricted", async () => {
+    const limits = resolveCodeModeLimits();
+    const catalog = ToolCatalog.fromTools([], 'test');
+    const sandbox = await createSandboxFactory(containing, createRuntime(), limits);
+    expect(() =>
+      threadEngine.open({
+        broker: new ToolBroker({ catalog, limits, callTool: () => Promise.reject(new Error('no tools')) }),
+        sandbox,
+        limits,
+        catalog,
+        placement: 'thread',
+        observationWindowMs: 1_000,
+        prewarm: false,
+      }),
+    ).toThrow(refusal('jail'));
   });
 });
 

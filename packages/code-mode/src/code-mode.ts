@@ -3,7 +3,8 @@ import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { createSandboxFactory, type SandboxChoice } from './sandbox-factory.js';
+import { createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
+import { requireContainablePlacement } from './thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 
@@ -158,6 +159,10 @@ async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promi
  */
 export function codeMode(options: CodeModeOptions = {}): AgentCodeMode {
   const agentOptions = Object.freeze(checkOptions(options, 'codeMode()'));
+  // Known now when both are named here; otherwise checked at start, with the runtime's defaults.
+  if (agentOptions.placement !== undefined && agentOptions.sandbox !== undefined) {
+    requireContainablePlacement(agentOptions.placement, sandboxName(agentOptions.sandbox), 'codeMode()');
+  }
   return Object.freeze({
     kind: 'code-mode' as const,
     prepare({ agentName, tools }: { agentName: string; tools: readonly Tool[] }): PreparedAgentCodeMode {
@@ -181,11 +186,7 @@ async function startCodeMode(
   const limits = resolveCodeModeLimits(settings.limits ?? {});
   const placement = settings.placement ?? 'process';
   const sandboxChoice = settings.sandbox ?? 'native';
-  if (placement === 'thread' && sandboxChoice !== 'unrestricted') {
-    throw new CodeModeConfigurationError(
-      `${where}: placement 'thread' runs programs inside this process with no OS sandbox, so it needs sandbox: 'unrestricted' named explicitly.`,
-    );
-  }
+  requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
   const { modelFacing, catalog } = splitTools(tools, settings.except ?? [], where);
   const engine = await resolveEngine(settings.engine ?? 'quickjs', runtime);
   if (!engine.placements.includes(placement)) {

@@ -45,6 +45,39 @@ describe('frames', () => {
     ).toThrow(/not valid JSON/);
   });
 
+  it('reports the size of each frame it decodes', () => {
+    const frames = new FrameDecoder().pushFrames(
+      Buffer.concat([encodeFrame({ n: 1 }), encodeFrame({ text: 'ü' })]),
+    );
+    expect(frames).toEqual([
+      { message: { n: 1 }, bytes: 7 },
+      { message: { text: 'ü' }, bytes: 13 },
+    ]);
+  });
+
+  it('turns a parser failure of any kind into a FrameError', () => {
+    const body = Buffer.from(`${'['.repeat(100)}`);
+    const frame = Buffer.concat([Buffer.from([0, 0, 0, body.length]), body]);
+    expect(() => new FrameDecoder().push(frame)).toThrow(FrameError);
+  });
+
+  it('refuses host frames with ids that are not short strings, counts that are not counts, or deep nesting', () => {
+    const output = { type: 'output', programId: 'p1', text: 'x' };
+    expect(() => parseHostFrame({ ...output, programId: 'p'.repeat(129) })).toThrow(
+      /programId must be a string of 1 to 128 characters, not the string "p{40}"… \(129 characters\)/,
+    );
+    expect(() => parseHostFrame({ ...output, skippedBytes: 1.5 })).toThrow(/skippedBytes/);
+    expect(() =>
+      parseHostFrame({ type: 'tool_calls', programId: 'p1', calls: [{ callId: 5, name: 'x', input: {} }] }),
+    ).toThrow(/callId must be a string of 1 to 128 characters, not 5/);
+    let deep: unknown = 1;
+    for (let level = 0; level < 260; level += 1) deep = [deep];
+    expect(() => parseHostFrame({ ...output, extra: deep })).toThrow(/nests deeper than values may/);
+    expect(() => parseHostFrame({ type: { toString: 'x' } })).toThrow(
+      /Unknown host frame type: an object with the keys "toString"/,
+    );
+  });
+
   it('accepts only the host frames the protocol defines', () => {
     expect(parseHostFrame({ type: 'hello', protocol: 1, engine: 'quickjs' })).toMatchObject({
       type: 'hello',

@@ -22,6 +22,12 @@ export function encodeFrame(message: object, limit = maxFrameBytes): Buffer {
   return frame;
 }
 
+/** One decoded frame: its message and the bytes of its JSON body. */
+export interface DecodedFrame {
+  readonly message: unknown;
+  readonly bytes: number;
+}
+
 /**
  * Splits a byte stream into frames. Chunks are kept as a list and joined once per frame, so a
  * large frame arriving in many small chunks costs linear time; the declared length is checked
@@ -43,9 +49,14 @@ export class FrameDecoder {
 
   /** Adds bytes and returns the messages they complete. Throws {@link FrameError} on a bad frame. */
   push(chunk: Buffer): unknown[] {
+    return this.pushFrames(chunk).map((frame) => frame.message);
+  }
+
+  /** As {@link push}, with each message's size on the wire. */
+  pushFrames(chunk: Buffer): DecodedFrame[] {
     this.#chunks.push(chunk);
     this.#buffered += chunk.length;
-    const messages: unknown[] = [];
+    const frames: DecodedFrame[] = [];
     while (this.#buffered >= headerBytes) {
       const length = this.#peekLength();
       if (length > this.#limit) {
@@ -53,9 +64,9 @@ export class FrameDecoder {
       }
       if (this.#buffered < headerBytes + length) break;
       const bytes = this.#take(headerBytes + length);
-      messages.push(parseBody(bytes.subarray(headerBytes)));
+      frames.push({ message: parseBody(bytes.subarray(headerBytes)), bytes: length });
     }
-    return messages;
+    return frames;
   }
 
   #peekLength(): number {
@@ -80,7 +91,8 @@ function parseBody(body: Buffer): unknown {
   try {
     message = JSON.parse(body.toString('utf8'));
   } catch (error) {
-    throw new FrameError(`A frame is not valid JSON: ${(error as Error).message}`);
+    // A SyntaxError, or a RangeError where the engine's parser runs out of stack on deep nesting.
+    throw new FrameError(`A frame is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
   }
   if (typeof message !== 'object' || message === null || Array.isArray(message)) {
     throw new FrameError('A frame must hold a JSON object.');

@@ -7,6 +7,7 @@ import { HostSession } from './host-session.js';
 import { type GuestToolEntry, type HostLimits, type HostReuse, noRehearsalArgument } from './protocol.js';
 import { hostCpuAllowanceSeconds, hostMemoryAllowanceBytes } from './sandbox-factory.js';
 import { launchThreadHost } from './thread-host-link.js';
+import { requireContainablePlacement } from './thread-placement.js';
 
 /** How a JavaScript engine's host is started. */
 export interface HostEngineOptions {
@@ -29,7 +30,10 @@ export interface HostEngineOptions {
  * Opens a session for an engine that runs in a host process: each program gets a fresh host
  * started through the sandbox, under Node's permission model with read access to its runtime
  * paths only, and the next host is started ahead of time. With `placement: 'session'` a host
- * serves the session's programs in turn while they complete, each in a fresh guest.
+ * serves the session's programs in turn while they complete, each in a fresh guest. With
+ * `placement: 'thread'` programs run in worker threads of this process, and only with the
+ * `'unrestricted'` sandbox: any other throws a `CodeModeConfigurationError`
+ * (`CODE_MODE_THREAD_NEEDS_UNRESTRICTED`), since no sandbox reaches into this process.
  *
  * @example
  * ```ts
@@ -37,6 +41,7 @@ export interface HostEngineOptions {
  * ```
  */
 export function openHostSession(context: EngineOpenContext, options: HostEngineOptions): CodeModeSession {
+  requireContainablePlacement(context.placement, context.sandbox.name, `Engine '${options.engine}'`);
   const tools = context.catalog.toJSON();
   const limits = hostLimits(context);
   if (context.placement === 'thread') return openThreadSession(context, options, tools, limits);
@@ -113,6 +118,6 @@ const sessionHostReuse: HostReuse = {
 
 /** The limits the host enforces itself. */
 export function hostLimits(context: Pick<EngineOpenContext, 'limits'>): HostLimits {
-  const { outputBytes, memoryBytes, cpuSeconds, wallSeconds } = context.limits;
-  return { outputBytes, memoryBytes, cpuSeconds, wallSeconds };
+  const { outputBytes, memoryBytes, cpuSeconds, wallSeconds, toolCalls } = context.limits;
+  return { outputBytes, memoryBytes, cpuSeconds, wallSeconds, toolCalls };
 }

@@ -1,5 +1,8 @@
-import type { SandboxExit, SandboxLimits } from '@ghost/core';
-import { encodeFrame, FrameDecoder } from './frame-codec.js';
+import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core';
+import { describeUntrusted } from './describe-untrusted.js';
+import { errorMessage } from './error-message.js';
+import { encodeFrame, FrameDecoder, maxFrameBytes } from './frame-codec.js';
+import { formatBytes } from './head-and-tail.js';
 import {
   type GuestToolEntry,
   type HostFrame,
@@ -23,9 +26,16 @@ export interface HostLink {
   readonly ready: Promise<void>;
   /** Resolves, once, with a description of how the host was lost (exit, crash, broken protocol). */
   readonly lost: Promise<string>;
+  /**
+   * Sends a frame. Never throws: a frame that cannot be encoded or delivered, or a host that
+   * stops reading what it is sent, loses the host instead.
+   */
   send(frame: ParentFrame): void;
-  /** Registers the listener for host frames after the handshake. */
-  onFrame(listener: (frame: HostFrame) => void): void;
+  /**
+   * Registers the listener for host frames after the handshake. `bytes` is the frame's size on
+   * the wire, or 0 where frames are not bytes (a worker's message port).
+   */
+  onFrame(listener: HostFrameListener): void;
   /** Ends the program at once: kills a process, stops a thread's program. */
   terminate(): void;
   /** Releases the host and everything it owns. Rejects with a `CleanupError` when it cannot. */
@@ -37,6 +47,9 @@ export interface HostLink {
    */
   nextProgram?(): HostLink;
 }
+
+/** Receives the frames of a host, checked against the protocol. */
+export type HostFrameListener = (frame: HostFrame, bytes: number) => void;
 
 /** What starts hosts for a session. */
 export type HostLauncher = (purpose: LaunchPurpose) => HostLink;
@@ -57,7 +70,28 @@ export interface ProcessHostOptions {
   readonly limits: HostLimits;
   /** Set up the host to serve further programs after each one that completes. */
   readonly reuse?: HostReuse;
+  /** How long the host may take to say `ready`; past it, it is lost. Default {@link defaultStartTimeoutMs}. */
+  readonly startTimeoutMs?: number;
+  /**
+   * How many bytes the parent lets wait unread in the channel to the host; past it the host is
+   * lost. Default {@link defaultUnreadBytesLimit}.
+   */
+  readonly unreadBytesLimit?: number;
 }
+
+/**
+ * How long a host may take from its launch to `ready` (and a reused host from `done` to its next
+ * `ready`). Hosts start in well under a second; the bound is for one that never answers, so a
+ * program does not wait for it forever.
+ */
+export const defaultStartTimeoutMs = 30_000;
+
+/**
+ * How many bytes of frames the parent lets a host leave unread before it gives up on it: two full
+ * frames. A host reads its channel between stretches of the program; one that stops reading
+ * while tool results keep arriving would otherwise make the parent buffer them without bound.
+ */
+export const defaultUnreadBytesLimit = 2 * maxFrameBytes;
 
 /** What the model is told when the sandbox, not the engine, stopped a host at one of its limits. */
 const limitMessages: Partial<Record<keyof SandboxLimits, string>> = {
@@ -82,22 +116,26 @@ function describeExit(exit: SandboxExit, stderrBytes: number): string {
 /**
  * The parent's side of the handshake and the link's fate, shared by every placement: expects
  * `hello` with our protocol version, sends `setup`, waits for `ready`, then passes frames on.
- * Anything out of order loses the host.
+ * Anything out of order loses the host, and so does a host that is not ready within the start
+ * timeout. Nothing a host sends can make it throw: a listener's failure loses the host too.
  */
 export class HostLinkState {
   ready: Promise<void>;
   readonly lost: Promise<string>;
-  #listener: ((frame: HostFrame) => void) | undefined;
-  #stage: 'hello' | 'ready' | 'running' = 'hello';
+  #listener: HostFrameListener | undefined;
+  #stage: 'hello' | 'ready' | 'running' | 'done' = 'hello';
   #isLost = false;
   #lostReason = '';
   #reportLost: (reason: string) => void = () => {};
   #markReady: () => void = () => {};
   #failReady: (error: Error) => void = () => {};
+  #startTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #setup: SetupFrame;
+  readonly #startTimeoutMs: number;
 
-  constructor(setup: SetupFrame) {
+  constructor(setup: SetupFrame, startTimeoutMs = defaultStartTimeoutMs) {
     this.#setup = setup;
+    this.#startTimeoutMs = startTimeoutMs;
     this.lost = new Promise<string>((resolve) => {
       this.#reportLost = resolve;
     });
@@ -110,6 +148,17 @@ export class HostLinkState {
       this.#failReady = reject;
     });
     ready.catch(() => {}); // a spare that fails before anyone asks for it is not an unhandled rejection
+    clearTimeout(this.#startTimer);
+    this.#startTimer = setTimeout(() => {
+      const seconds = this.#startTimeoutMs / 1000;
+      this.lose(
+        this.#stage === 'hello'
+          ? `The engine host did not start: it sent no hello within ${seconds} s.`
+          : `The engine host did not get ready: it sent no ready within ${seconds} s of being set up.`,
+      );
+    }, this.#startTimeoutMs);
+    // The host's own channel keeps the process alive while it starts; the timer must not.
+    this.#startTimer.unref();
     return ready;
   }
 
@@ -129,40 +178,69 @@ export class HostLinkState {
     return this.#isLost;
   }
 
-  onFrame(listener: (frame: HostFrame) => void): void {
+  onFrame(listener: HostFrameListener): void {
     this.#listener = listener;
   }
 
-  /** Handles one raw frame; `send` answers the handshake. Returns false once the host is lost. */
-  receive(raw: unknown, send: (frame: SetupFrame) => void): boolean {
+  /**
+   * Handles one raw frame of `bytes` on the wire; `send` answers the handshake. Returns false
+   * once the host is lost.
+   */
+  receive(raw: unknown, bytes: number, send: (frame: SetupFrame) => void): boolean {
     if (this.#isLost) return false;
     let frame: HostFrame;
     try {
       frame = parseHostFrame(raw);
     } catch (error) {
-      this.breakProtocol((error as Error).message);
+      this.breakProtocol(errorMessage(error));
       return false;
     }
-    if (this.#stage === 'hello') {
-      if (frame.type !== 'hello' || frame.protocol !== protocolVersion) {
-        this.breakProtocol(
-          `expected hello with protocol ${protocolVersion}, got ${JSON.stringify(frame).slice(0, 200)}`,
-        );
-        return false;
+    switch (this.#stage) {
+      case 'hello':
+        if (frame.type !== 'hello' || frame.protocol !== protocolVersion) {
+          const got =
+            frame.type === 'hello'
+              ? `a hello with protocol ${describeUntrusted(frame.protocol)}`
+              : `a '${frame.type}' frame`;
+          this.breakProtocol(`it should say hello with protocol ${protocolVersion} first, and sent ${got}.`);
+          return false;
+        }
+        this.#stage = 'ready';
+        send(this.#setup);
+        break;
+      case 'ready':
+        if (frame.type !== 'ready') {
+          this.breakProtocol(`it should answer setup with ready, and sent a '${frame.type}' frame.`);
+          return false;
+        }
+        this.#stage = 'running';
+        clearTimeout(this.#startTimer);
+        this.#markReady();
+        break;
+      case 'running': {
+        const listener = this.#listener;
+        if (frame.type === 'hello' || frame.type === 'ready' || listener === undefined) {
+          this.breakProtocol(
+            listener === undefined
+              ? `it sent a '${frame.type}' frame before it was given a program.`
+              : `it sent a second '${frame.type}' frame.`,
+          );
+          return false;
+        }
+        // Before the listener runs: a reused host's listener expects the next `ready` at once.
+        if (frame.type === 'done') this.#stage = 'done';
+        try {
+          listener(frame, bytes);
+        } catch (error) {
+          this.lose(`The parent failed to handle a frame from the engine host: ${errorMessage(error)}`);
+        }
+        break;
       }
-      this.#stage = 'ready';
-      send(this.#setup);
-    } else if (this.#stage === 'ready') {
-      if (frame.type !== 'ready') {
-        this.breakProtocol(`expected ready, got '${frame.type}'`);
+      case 'done':
+        this.breakProtocol(`it sent a '${frame.type}' frame after its program was done.`);
         return false;
-      }
-      this.#stage = 'running';
-      this.#markReady();
-    } else {
-      this.#listener?.(frame);
     }
-    return true;
+    return !this.#isLost;
   }
 
   breakProtocol(message: string): void {
@@ -174,69 +252,138 @@ export class HostLinkState {
     if (this.#isLost) return;
     this.#isLost = true;
     this.#lostReason = reason;
+    clearTimeout(this.#startTimer);
     this.#failReady(new Error(reason));
     this.#reportLost(reason);
   }
 }
 
+/** Starts the sandboxed process; a factory that throws instead of rejecting rejects here. */
+function startProcess(options: ProcessHostOptions): Promise<SandboxProcess> {
+  try {
+    return options.sandbox.spawn(options.command);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Kills a host process; a kill that fails (it is already gone) needs no handling. */
+function killQuietly(child: SandboxProcess): void {
+  try {
+    child.kill('SIGKILL');
+  } catch {
+    // The process group is gone or cannot be signalled; close() proves the end either way.
+  }
+}
+
 /**
- * Starts a host process through the sandbox and speaks the protocol on its fd 3. A frame over
- * the cap, a frame out of order, or the process ending loses the host.
+ * Starts a host process through the sandbox and speaks the protocol on its fd 3. Everything the
+ * process sends is untrusted: a frame over the cap, a malformed or out-of-order frame, a host
+ * that is not ready in time, one that stops reading, or the process ending loses the host, and
+ * a lost host is killed.
  */
 export function launchProcessHost(options: ProcessHostOptions): HostLink {
   const { tools, limits, reuse } = options;
-  const state = new HostLinkState({ type: 'setup', tools, limits, ...(reuse ? { reuse } : {}) });
-  const starting = options.sandbox.spawn(options.command);
-  starting.then(
-    (child) => {
-      const decoder = new FrameDecoder();
-      const sendSetup = (frame: SetupFrame) => child.channel.write(encodeFrame(frame));
-      child.channel.on('data', (chunk: Buffer) => {
-        if (state.isLost) return;
-        let frames: unknown[] = [];
-        try {
-          frames = decoder.push(chunk);
-        } catch (error) {
-          state.breakProtocol((error as Error).message);
-        }
-        for (const frame of frames) if (!state.receive(frame, sendSetup)) break;
-        if (state.isLost) child.kill();
-      });
-      child.channel.on('error', () => {});
-      void child.exited.then((exit) => {
-        state.lose(describeExit(exit, child.stderr.bytesSeen));
-      });
-    },
-    (error: unknown) => {
-      state.lose(`The engine host could not start: ${(error as Error).message}`);
-    },
+  const unreadBytesLimit = options.unreadBytesLimit ?? defaultUnreadBytesLimit;
+  const state = new HostLinkState(
+    { type: 'setup', tools, limits, ...(reuse ? { reuse } : {}) },
+    options.startTimeoutMs,
   );
+  let child: SandboxProcess | undefined;
+  let isTerminated = false;
+
+  const write = (frame: ParentFrame): void => {
+    if (state.isLost || child === undefined) return;
+    try {
+      child.channel.write(encodeFrame(frame));
+    } catch (error) {
+      state.lose(`The parent could not send the engine host a '${frame.type}' frame: ${errorMessage(error)}`);
+      return;
+    }
+    const unread = child.channel.writableLength;
+    if (unread > unreadBytesLimit) {
+      state.lose(
+        `The engine host stopped reading what the parent sends: ${formatBytes(unread)} bytes waited unread, more than the ${formatBytes(unreadBytesLimit)} the parent holds for a host.`,
+      );
+    }
+  };
+
+  const watch = (started: SandboxProcess): void => {
+    const decoder = new FrameDecoder();
+    started.channel.on('data', (chunk: Buffer) => {
+      if (state.isLost) return;
+      let frames: ReturnType<FrameDecoder['pushFrames']>;
+      try {
+        frames = decoder.pushFrames(chunk);
+      } catch (error) {
+        state.breakProtocol(errorMessage(error));
+        return;
+      }
+      for (const frame of frames) if (!state.receive(frame.message, frame.bytes, write)) break;
+    });
+    started.channel.on('error', () => {}); // the process's end reports the loss
+    started.exited.then(
+      // The backend's contract promises an exit; one that breaks it still loses the host.
+      (exit: SandboxExit | undefined) =>
+        state.lose(describeExit(exit ?? { code: null, signal: null }, started.stderr.bytesSeen)),
+      (error: unknown) => state.lose(`The engine host's sandbox lost track of it: ${errorMessage(error)}`),
+    );
+  };
+
+  const starting = startProcess(options);
+  starting.then(
+    (started) => {
+      child = started;
+      if (state.isLost || isTerminated) {
+        killQuietly(started);
+        return;
+      }
+      try {
+        watch(started);
+      } catch (error) {
+        state.lose(`The parent could not watch the engine host: ${errorMessage(error)}`);
+      }
+    },
+    (error: unknown) => state.lose(`The engine host could not start: ${errorMessage(error)}`),
+  );
+  // A lost host may still run (it broke the protocol, or never got ready): it is ended at once.
+  void state.lost.then(() => {
+    if (child !== undefined) killQuietly(child);
+  });
 
   const link = (ready: Promise<void>): HostLink => ({
     ready,
     lost: state.lost,
-    send(frame) {
-      void starting.then((child) => {
-        if (!state.isLost) child.channel.write(encodeFrame(frame));
-      });
-    },
+    send: write,
     onFrame: (listener) => state.onFrame(listener),
     terminate() {
-      void starting.then(
-        (child) => child.kill('SIGKILL'),
-        () => {},
-      );
+      isTerminated = true;
+      if (child !== undefined) killQuietly(child);
     },
     async close() {
-      let child: Awaited<typeof starting>;
+      let started: SandboxProcess;
       try {
-        child = await starting;
+        started = await starting;
       } catch {
         return; // never started: nothing to release
       }
-      await child.close();
+      await started.close();
     },
     ...(reuse ? { nextProgram: () => link(state.awaitNextProgram()) } : {}),
   });
   return link(state.ready);
+}
+
+/** A link to a host that could not even be launched: lost from the start, with `reason`. */
+export function failedHostLink(reason: string): HostLink {
+  const ready = Promise.reject(new Error(reason));
+  ready.catch(() => {}); // read by whoever waits for it, if anyone
+  return {
+    ready,
+    lost: Promise.resolve(reason),
+    send() {},
+    onFrame() {},
+    terminate() {},
+    close: async () => {},
+  };
 }

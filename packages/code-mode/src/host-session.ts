@@ -1,12 +1,13 @@
-import { CleanupError, type JsonValue } from '@ghost/core';
-import type { CodeModeSession, ObserveOptions, ProgramResult, ProgramStatus } from './engine.js';
+import { CleanupError } from '@ghost/core';
+import { raceAbort } from '@ghost/core/internal';
+import type { CodeModeSession, ObserveOptions, ProgramResult } from './engine.js';
+import { errorMessage } from './error-message.js';
 import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from './errors.js';
-import type { HostLauncher, HostLink } from './host-link.js';
+import { failedHostLink, type HostLauncher, type HostLink, type LaunchPurpose } from './host-link.js';
 import type { CodeModeLimits } from './limits.js';
-import { ProgramOutput } from './program-output.js';
 import { prepareProgramSource } from './program-source.js';
-import type { HostFrame, ToolCallResult } from './protocol.js';
-import type { ProgramToolCalls, ToolBroker } from './tool-broker.js';
+import { RunningProgram } from './running-program.js';
+import type { ToolBroker } from './tool-broker.js';
 
 /** What a host session is built from. */
 export interface HostSessionOptions {
@@ -21,101 +22,24 @@ export interface HostSessionOptions {
   readonly release?: () => Promise<void>;
 }
 
-interface FinalState {
-  readonly status: Exclude<ProgramStatus, 'still_working'>;
-  readonly value?: JsonValue;
-  readonly error?: string;
-}
-
 interface Spare {
   readonly link: HostLink;
   isLost: boolean;
 }
 
-/** One program on one host, from `exec` until its final result is delivered. */
-class Program {
-  readonly id: string;
-  readonly link: HostLink;
-  readonly calls: ProgramToolCalls;
-  readonly output: ProgramOutput;
-  readonly finished: Promise<void>;
-  /** Settles once the host is released; `stop` waits for it. */
-  cleanup: Promise<void> | undefined;
-  controlCallId: string;
-  final: FinalState | undefined;
-  /** Set when the program's host went on to serve the session's next program. */
-  isHostReused = false;
-  #markFinished: () => void = () => {};
-  #wallTimer: ReturnType<typeof setTimeout> | undefined;
-
-  readonly #onHostReusable: (next: HostLink) => void;
-
-  constructor(
-    id: string,
-    link: HostLink,
-    calls: ProgramToolCalls,
-    limits: CodeModeLimits,
-    controlCallId: string,
-    onHostReusable: (next: HostLink) => void,
-  ) {
-    this.id = id;
-    this.link = link;
-    this.#onHostReusable = onHostReusable;
-    this.calls = calls;
-    this.output = new ProgramOutput(limits.outputBytes);
-    this.controlCallId = controlCallId;
-    this.finished = new Promise<void>((resolve) => {
-      this.#markFinished = resolve;
-    });
-    // The lifetime counts from exec and is never extended; an expired program is ended even if
-    // nobody observes it again.
-    this.#wallTimer = setTimeout(() => {
-      this.finish({
-        status: 'error',
-        error: `The program ran past its time limit of ${limits.wallSeconds} s (limits.wallSeconds) and was stopped.`,
-      });
-    }, limits.wallSeconds * 1000);
-    this.#wallTimer.unref();
-  }
-
-  /**
-   * Records the final state once, ends the program's calls and releases its host, or, for a
-   * reusable host whose program completed, hands the host on to serve the next program.
-   */
-  finish(final: FinalState): void {
-    if (this.final) return;
-    this.final = final;
-    clearTimeout(this.#wallTimer);
-    this.calls.end();
-    if (final.status === 'completed' && this.link.nextProgram) {
-      // Only a completed program leaves its host in service: an error, a stop, a limit or a
-      // lost host retires it, so nothing a failing program did reaches the next one.
-      this.isHostReused = true;
-      this.#onHostReusable(this.link.nextProgram());
-      this.cleanup = Promise.resolve();
-    } else {
-      this.link.terminate();
-      // The result goes back to the caller first; releasing the host (reaping it, proving it
-      // gone) waits one turn of the event loop, so it never sits between a program and its result.
-      this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.link.close());
-      this.cleanup.catch(() => {}); // reported by the session's close()
-    }
-    this.#markFinished();
-  }
-}
-
 /**
  * The generic code-mode session for engines that run programs in a host (process or thread): the
- * state machine of DESIGN §3 (one program, one control operation at a time, the observation
- * window, the wall-clock watchdog), prewarmed hosts, and the broker wiring. Engines supply only
- * how to launch a host.
+ * state machine (one program, one control operation at a time, the observation window, the
+ * wall-clock watchdog), prewarmed hosts, and the broker wiring. Engines supply only how to launch
+ * a host. `exec` waits for a host at most as long as a host may take to start, and no longer
+ * than its signal allows.
  */
 export class HostSession implements CodeModeSession {
   readonly #options: HostSessionOptions;
   #spare: Spare | undefined;
   /** The host being readied for `execute`, until it is ready. */
   #starting: HostLink | undefined;
-  #program: Program | undefined;
+  #program: RunningProgram | undefined;
   #programsStarted = 0;
   #isBusy = false;
   #closing: Promise<void> | undefined;
@@ -155,7 +79,7 @@ export class HostSession implements CodeModeSession {
       this.#programsStarted += 1;
       if (current?.cleanup) this.#track(current.cleanup); // a final result nobody asked for
       this.#program = undefined;
-      const link = await this.#readyHost();
+      const link = await this.#readyHost(options.signal);
       const program = this.#start(link, prepared.source, options.controlCallId ?? '');
       return this.#observe(program, options);
     });
@@ -232,7 +156,7 @@ export class HostSession implements CodeModeSession {
     }
   }
 
-  #requireProgram(operation: 'wait' | 'stop'): Program {
+  #requireProgram(operation: 'wait' | 'stop'): RunningProgram {
     const program = this.#program;
     if (!program) {
       throw new CodeModeStateError(
@@ -249,7 +173,16 @@ export class HostSession implements CodeModeSession {
   }
 
   #launchSpare(): Spare {
-    return this.#watchSpare(this.#options.launch('spare'));
+    return this.#watchSpare(this.#launch('spare'));
+  }
+
+  /** Starts a host; a launcher that throws gives a host that is lost from the start. */
+  #launch(purpose: LaunchPurpose): HostLink {
+    try {
+      return this.#options.launch(purpose);
+    } catch (error) {
+      return failedHostLink(`The engine host could not be launched: ${errorMessage(error)}`);
+    }
   }
 
   #watchSpare(link: HostLink): Spare {
@@ -269,8 +202,11 @@ export class HostSession implements CodeModeSession {
     this.#spare = this.#watchSpare(link);
   }
 
-  /** The prewarmed host if it is still alive, else a fresh one; one retry when a host fails to start. */
-  async #readyHost(): Promise<HostLink> {
+  /**
+   * The prewarmed host if it is still alive, else a fresh one; one retry when a host fails to
+   * start. An abort of `signal` ends the wait with its reason (the host is released).
+   */
+  async #readyHost(signal: AbortSignal | undefined): Promise<HostLink> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       if (this.#closing)
@@ -278,12 +214,16 @@ export class HostSession implements CodeModeSession {
       const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
-      const link = spare?.link ?? this.#options.launch('waiting-program');
+      const link = spare?.link ?? this.#launch('waiting-program');
       // Owned by the session while it starts, so a close() meanwhile releases it too.
       this.#starting = link;
       try {
-        await link.ready;
+        await (signal ? raceAbort(link.ready, signal) : link.ready);
       } catch (error) {
+        if (signal?.aborted) {
+          this.#track(link.close());
+          throw signal.reason;
+        }
         lastError = error;
         this.#track(link.close());
         continue;
@@ -296,74 +236,37 @@ export class HostSession implements CodeModeSession {
       }
       return link;
     }
-    throw new CodeModeHostError(`The engine host could not start: ${(lastError as Error).message}`, {
+    throw new CodeModeHostError(`The engine host could not start: ${errorMessage(lastError)}`, {
       cause: lastError,
     });
   }
 
-  #start(link: HostLink, source: string, controlCallId: string): Program {
+  #start(link: HostLink, source: string, controlCallId: string): RunningProgram {
     const id = `p${this.#programsStarted}`;
-    let program: Program | undefined;
+    let program: RunningProgram | undefined;
     const calls = this.#options.broker.openProgram(id, () => program?.controlCallId ?? '');
-    program = new Program(id, link, calls, this.#options.limits, controlCallId, (next) =>
-      this.#keepReusedHost(next),
-    );
+    program = new RunningProgram({
+      id,
+      link,
+      calls,
+      limits: this.#options.limits,
+      controlCallId,
+      onHostReusable: (next) => this.#keepReusedHost(next),
+    });
     this.#program = program;
     const started = program;
-    let results: ToolCallResult[] = [];
-    const sendResults = () => {
-      if (results.length === 0 || started.final) return;
-      link.send({ type: 'tool_results', programId: id, results });
-      results = [];
-    };
-    link.onFrame((frame: HostFrame) => {
-      if (started.final) return;
-      if (frame.type === 'hello' || frame.type === 'ready' || frame.programId !== id) {
-        started.finish({
-          status: 'error',
-          error: `The engine host broke the protocol: unexpected '${frame.type}' frame.`,
-        });
-        return;
-      }
-      switch (frame.type) {
-        case 'output':
-          started.output.append(frame.text, frame.skippedBytes);
-          return;
-        case 'tool_calls':
-          for (const call of frame.calls) {
-            void started.calls.call(call).then((result) => {
-              if (results.length === 0) queueMicrotask(sendResults);
-              results.push(result);
-            });
-          }
-          return;
-        case 'done':
-          started.finish(
-            frame.status === 'completed'
-              ? { status: 'completed', ...(frame.value !== undefined ? { value: frame.value } : {}) }
-              : { status: 'error', error: frame.error ?? 'The program failed.' },
-          );
-          return;
-      }
-    });
-    void link.lost.then((reason) => {
-      started.finish({
-        status: 'error',
-        error: `${reason} The program did not finish; the next exec starts in a fresh host.`,
-      });
-    });
-    link.send({ type: 'execute', programId: id, source });
+    started.start(source);
     // The next host starts once this program is over and its result is on its way: booting a
     // process costs more CPU than most programs (and spawning blocks the event loop for a few
     // milliseconds), so on a small machine it would slow the very program it is waiting behind.
-    // A reused host is already the session's next host.
-    void program.finished.then(() => {
+    // A reused host is already the session's next host. `finished` never rejects.
+    void started.finished.then(() => {
       if (!started.isHostReused) setImmediate(() => this.#replenishSpare());
     });
-    return program;
+    return started;
   }
 
-  async #observe(program: Program, options: ObserveOptions): Promise<ProgramResult> {
+  async #observe(program: RunningProgram, options: ObserveOptions): Promise<ProgramResult> {
     if (options.controlCallId) program.controlCallId = options.controlCallId;
     if (!program.final) {
       const windowMs = options.observationWindowMs ?? this.#options.observationWindowMs;
@@ -372,7 +275,7 @@ export class HostSession implements CodeModeSession {
     return this.#report(program);
   }
 
-  #report(program: Program): ProgramResult {
+  #report(program: RunningProgram): ProgramResult {
     const output = program.output.take();
     const artifacts = program.calls.takeArtifacts();
     const final = program.final;

@@ -54,7 +54,12 @@ export {
   type SandboxedCommand,
   type SandboxFactory,
 } from './sandbox-factory.js';
-export { type BrokerCallTool, type ProgramToolCalls, ToolBroker } from './tool-broker.js';
+export {
+  type BrokerCallTool,
+  type MeasuredToolCallResult,
+  type ProgramToolCalls,
+  ToolBroker,
+} from './tool-broker.js';
 export {
   type CatalogTool,
   type CatalogToolJson,

@@ -1,11 +1,32 @@
 import type { JsonValue } from '@ghost/core';
+import { describeUntrusted } from './describe-untrusted.js';
+import { exceedsJsonDepth } from './json-depth.js';
 
 /**
- * The wire protocol between the parent and an engine host (DESIGN §3): length-prefixed JSON
- * frames on fd 3 (or a worker's message port). The host speaks first with `hello`; a frame of an
- * unknown type, or one that is malformed, ends the program with an error.
+ * The wire protocol between the parent and an engine host (docs/architecture.md): length-prefixed
+ * JSON frames on fd 3 (or a worker's message port). The host speaks first with `hello`; a frame of
+ * an unknown type, or one that is malformed, ends the program with an error. Version 2: the host
+ * enforces `toolCalls` itself, and the parent treats a host that sends more calls as broken.
  */
-export const protocolVersion = 1;
+export const protocolVersion = 2;
+
+/**
+ * How deeply values that cross between a program and the parent may nest (tool arguments and
+ * results, the program's value). Deeper values would have the parent recurse that deep: the host
+ * refuses them with a clear error, and the parent treats a host frame nested deeper as broken.
+ */
+export const maxValueDepth = 256;
+
+/** How many levels a host frame adds around the values it carries (frame, calls, call). */
+const frameEnvelopeDepth = 3;
+
+/** The longest program id or call id a host may send; ours are a few characters. */
+export const maxIdLength = 128;
+
+/** What a program reads when a tool call is refused for `limits.toolCalls`, host or parent side. */
+export function describeToolCallLimit(toolCalls: number): string {
+  return `This program reached its limit of ${toolCalls} tool calls (limits.toolCalls); make fewer calls per program.`;
+}
 
 /**
  * The argument a process host is started with when a program is already waiting for it: the host
@@ -24,10 +45,16 @@ export interface GuestToolEntry {
 
 /** The limits the host enforces itself. */
 export interface HostLimits {
+  /** Bytes of output, and of the program's value and error, each. */
   readonly outputBytes: number;
   readonly memoryBytes: number;
   readonly cpuSeconds: number;
   readonly wallSeconds: number;
+  /**
+   * Tool calls the program may make. The host refuses the calls past it in the guest and never
+   * sends them: the parent treats a host that sends more as broken. Absent, the host counts none.
+   */
+  readonly toolCalls?: number;
 }
 
 /**
@@ -143,9 +170,28 @@ function requireString(frame: Record<string, unknown>, key: string): void {
     throw new ProtocolError(`A '${String(frame.type)}' frame needs a string '${key}'.`);
 }
 
-/** Checks a frame from a host; throws {@link ProtocolError} for anything the protocol does not define. */
+/** An id the host sends: a non-empty string of at most {@link maxIdLength} characters. */
+function requireId(value: unknown, what: string): void {
+  if (typeof value !== 'string' || value === '' || value.length > maxIdLength) {
+    throw new ProtocolError(
+      `${what} must be a string of 1 to ${maxIdLength} characters, not ${describeUntrusted(value)}.`,
+    );
+  }
+}
+
+/**
+ * Checks a frame from a host; throws {@link ProtocolError} for anything the protocol does not
+ * define. The host is untrusted: the checks bound what later code may assume (ids are short
+ * strings, counts are numbers, nothing nests deeper than {@link maxValueDepth} levels), and
+ * messages describe what was wrong without repeating it.
+ */
 export function parseHostFrame(frame: unknown): HostFrame {
   if (!isRecord(frame)) throw new ProtocolError('A host frame must be a JSON object.');
+  if (exceedsJsonDepth(frame, maxValueDepth + frameEnvelopeDepth)) {
+    throw new ProtocolError(
+      `A host frame nests deeper than values may (${maxValueDepth} levels of arrays and objects).`,
+    );
+  }
   switch (frame.type) {
     case 'hello':
       if (typeof frame.protocol !== 'number')
@@ -154,30 +200,40 @@ export function parseHostFrame(frame: unknown): HostFrame {
       break;
     case 'ready':
       break;
-    case 'output':
-      requireString(frame, 'programId');
+    case 'output': {
+      requireId(frame.programId, "An 'output' frame's programId");
       requireString(frame, 'text');
-      if (frame.skippedBytes !== undefined && typeof frame.skippedBytes !== 'number') {
-        throw new ProtocolError("An 'output' frame's 'skippedBytes' must be a number.");
+      const skipped = frame.skippedBytes;
+      if (skipped !== undefined && (!Number.isSafeInteger(skipped) || (skipped as number) < 0)) {
+        throw new ProtocolError(
+          `An 'output' frame's 'skippedBytes' must be a whole number of bytes, not ${describeUntrusted(skipped)}.`,
+        );
       }
       break;
+    }
     case 'tool_calls':
-      requireString(frame, 'programId');
+      requireId(frame.programId, "A 'tool_calls' frame's programId");
       if (!Array.isArray(frame.calls)) throw new ProtocolError("A 'tool_calls' frame needs a 'calls' array.");
       for (const call of frame.calls) {
-        if (!isRecord(call) || typeof call.callId !== 'string' || typeof call.name !== 'string') {
+        if (!isRecord(call) || typeof call.name !== 'string') {
           throw new ProtocolError("Each tool call needs a string 'callId' and 'name'.");
         }
+        requireId(call.callId, "A tool call's callId");
       }
       break;
     case 'done':
-      requireString(frame, 'programId');
+      requireId(frame.programId, "A 'done' frame's programId");
       if (frame.status !== 'completed' && frame.status !== 'error') {
         throw new ProtocolError("A 'done' frame's status must be 'completed' or 'error'.");
       }
+      if (frame.error !== undefined && typeof frame.error !== 'string') {
+        throw new ProtocolError(
+          `A 'done' frame's error must be a string, not ${describeUntrusted(frame.error)}.`,
+        );
+      }
       break;
     default:
-      throw new ProtocolError(`Unknown host frame type '${String(frame.type)}'.`);
+      throw new ProtocolError(`Unknown host frame type: ${describeUntrusted(frame.type)}.`);
   }
   return frame as unknown as HostFrame;
 }

@@ -62,6 +62,11 @@ const hostProcesses = 64;
 /** How code mode names a sandbox: a registered name, `'native'`, `'unrestricted'`, or a backend. */
 export type SandboxChoice = string | SandboxBackendV1;
 
+/** The name a sandbox choice goes by, before it is resolved. */
+export function sandboxName(choice: SandboxChoice): string {
+  return typeof choice === 'string' ? choice : choice.name;
+}
+
 async function findBackend(choice: SandboxChoice, runtime: Runtime): Promise<SandboxBackendV1> {
   if (typeof choice !== 'string') return choice;
   if (choice === unrestrictedSandbox.name) return unrestrictedSandbox;

@@ -1,10 +1,59 @@
 import type { Artifact, BrokeredToolCall, JsonValue, ToolCallOutcome } from '@ghost/core';
+import { describeUntrusted } from './describe-untrusted.js';
+import { errorMessage } from './error-message.js';
+import { formatBytes, keepHeadAndTail } from './head-and-tail.js';
+import { exceedsJsonDepth } from './json-depth.js';
 import type { CodeModeLimits } from './limits.js';
-import type { GuestToolCall, ToolCallResult } from './protocol.js';
+import { describeToolCallLimit, type GuestToolCall, maxValueDepth, type ToolCallResult } from './protocol.js';
 import type { ToolCatalog } from './tool-catalog.js';
 
 /** Runs one brokered call through the agent's tool pipeline. */
 export type BrokerCallTool = (call: BrokeredToolCall) => Promise<ToolCallOutcome>;
+
+/** The limits the broker applies. */
+type BrokerLimits = Pick<CodeModeLimits, 'toolCalls' | 'concurrency' | 'resultBytes'>;
+
+/** The answer to one call, with the size of its JSON, so answers can be batched under the frame cap. */
+export interface MeasuredToolCallResult {
+  readonly result: ToolCallResult;
+  /** The bytes of `result` as JSON. */
+  readonly bytes: number;
+}
+
+function measuredFailure(callId: string, error: string): MeasuredToolCallResult {
+  const result: ToolCallResult = { callId, ok: false, error };
+  return { result, bytes: Buffer.byteLength(JSON.stringify(result)) };
+}
+
+/** The answer carrying `value`, or a failure when the value is over the limits a result has. */
+function measuredValue(
+  callId: string,
+  identifier: string,
+  value: JsonValue,
+  resultBytes: number,
+): MeasuredToolCallResult {
+  if (exceedsJsonDepth(value, maxValueDepth)) {
+    return measuredFailure(
+      callId,
+      `The result of tools.${identifier} nests deeper than ${maxValueDepth} levels of arrays and objects, more than code mode carries, so it was not sent to the program.`,
+    );
+  }
+  let valueBytes: number;
+  try {
+    valueBytes = Buffer.byteLength(JSON.stringify(value));
+  } catch (error) {
+    // The agent's pipeline hands over JSON only; a broker given another `callTool` may not.
+    return measuredFailure(callId, `The result of tools.${identifier} is not JSON: ${errorMessage(error)}.`);
+  }
+  if (valueBytes > resultBytes) {
+    return measuredFailure(
+      callId,
+      `The result of tools.${identifier} is ${formatBytes(valueBytes)} bytes of JSON, over the ${formatBytes(resultBytes)}-byte limit (limits.resultBytes), so it was not sent to the program. Ask the tool for less (narrower arguments, fewer items or fields).`,
+    );
+  }
+  const envelope = Buffer.byteLength(JSON.stringify({ callId, ok: true, value: null }));
+  return { result: { callId, ok: true, value }, bytes: envelope - 'null'.length + valueBytes };
+}
 
 /**
  * The parent side of every tool call a program makes. It accepts only tools in the catalog and
@@ -15,12 +64,12 @@ export type BrokerCallTool = (call: BrokeredToolCall) => Promise<ToolCallOutcome
 export class ToolBroker {
   readonly catalog: ToolCatalog;
   readonly #callTool: BrokerCallTool;
-  readonly #limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency'>;
+  readonly #limits: BrokerLimits;
 
   constructor(init: {
     readonly catalog: ToolCatalog;
     readonly callTool: BrokerCallTool;
-    readonly limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency'>;
+    readonly limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency' | 'resultBytes'>;
   }) {
     this.catalog = init.catalog;
     this.#callTool = init.callTool;
@@ -29,7 +78,8 @@ export class ToolBroker {
 
   /**
    * The calls of one program: counted against `limits.toolCalls`, at most `limits.concurrency`
-   * in flight (the rest wait in order), all cancelled by `end()`.
+   * in flight (the rest wait in order), results bounded by `limits.resultBytes`, all cancelled
+   * by `end()`.
    */
   openProgram(programId: string, parentCallId: () => string): ProgramToolCalls {
     return new ProgramToolCalls(programId, parentCallId, this.catalog, this.#callTool, this.#limits);
@@ -42,7 +92,7 @@ export class ProgramToolCalls {
   readonly #parentCallId: () => string;
   readonly #catalog: ToolCatalog;
   readonly #callTool: BrokerCallTool;
-  readonly #limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency'>;
+  readonly #limits: BrokerLimits;
   /** Made for the first call that runs: most programs end with none in flight, and then nothing is aborted. */
   #controller: AbortController | undefined;
   #isEnded = false;
@@ -56,7 +106,7 @@ export class ProgramToolCalls {
     parentCallId: () => string,
     catalog: ToolCatalog,
     callTool: BrokerCallTool,
-    limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency'>,
+    limits: Pick<CodeModeLimits, 'toolCalls' | 'concurrency' | 'resultBytes'>,
   ) {
     this.#programId = programId;
     this.#parentCallId = parentCallId;
@@ -70,25 +120,28 @@ export class ProgramToolCalls {
     return this.#isEnded;
   }
 
-  /** Runs one guest call. Never rejects: a failure is a result the program receives as a rejection. */
-  async call(call: GuestToolCall): Promise<ToolCallResult> {
+  /**
+   * Runs one guest call. Never rejects: a failure is a result the program receives as a
+   * rejection. Every call counts toward `limits.toolCalls`, whether or not it runs.
+   */
+  async call(call: GuestToolCall): Promise<MeasuredToolCallResult> {
     const { callId } = call;
+    const { toolCalls, resultBytes } = this.#limits;
     const entry = this.#catalog.find(call.name);
-    if (!entry) {
-      const names = this.#catalog.tools.map((tool) => tool.identifier).join(', ') || 'none';
-      return { callId, ok: false, error: `Unknown tool '${call.name}'. Available tools: ${names}.` };
-    }
-    if (this.#accepted >= this.#limits.toolCalls) {
-      return {
-        callId,
-        ok: false,
-        error: `This program reached its limit of ${this.#limits.toolCalls} tool calls (limits.toolCalls); make fewer calls per program.`,
-      };
+    if (this.#accepted >= toolCalls) {
+      return measuredFailure(callId, describeToolCallLimit(toolCalls));
     }
     this.#accepted += 1;
+    if (!entry) {
+      const names = this.#catalog.tools.map((tool) => tool.identifier).join(', ') || 'none';
+      return measuredFailure(
+        callId,
+        `Unknown tool ${describeUntrusted(call.name)}. Available tools: ${names}.`,
+      );
+    }
     await this.#enter();
     try {
-      if (this.isEnded) return { callId, ok: false, error: 'The program ended before this call ran.' };
+      if (this.isEnded) return measuredFailure(callId, 'The program ended before this call ran.');
       this.#controller ??= new AbortController();
       let outcome: ToolCallOutcome;
       try {
@@ -101,13 +154,17 @@ export class ProgramToolCalls {
         });
       } catch (error) {
         // The run was cancelled or hit its deadline: the program ends with it.
-        return { callId, ok: false, error: (error as Error).message };
+        return measuredFailure(callId, errorMessage(error));
       }
-      if (this.isEnded) return { callId, ok: false, error: 'The program ended before this call finished.' };
-      this.#artifacts.push(...outcome.artifacts);
-      if (outcome.status === 'success')
-        return { callId, ok: true, value: (outcome.value ?? null) as JsonValue };
-      return { callId, ok: false, error: outcome.content };
+      if (this.isEnded) return measuredFailure(callId, 'The program ended before this call finished.');
+      for (const artifact of outcome.artifacts) this.#artifacts.push(artifact);
+      if (outcome.status === 'success') {
+        return measuredValue(callId, entry.identifier, (outcome.value ?? null) as JsonValue, resultBytes);
+      }
+      return measuredFailure(
+        callId,
+        keepHeadAndTail(outcome.content, resultBytes, { what: 'the error message', limit: 'resultBytes' }),
+      );
     } finally {
       this.#leave();
     }

@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 
+export { raceAbort } from './abort-race.js';
 export { beforeDeadline, streamsSettled } from './process-waiting.js';
 export {
   type EmitEvent,

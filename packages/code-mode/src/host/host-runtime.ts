@@ -1,11 +1,18 @@
+import { errorMessage } from '../error-message.js';
+import { exceedsJsonDepth } from '../json-depth.js';
+import { limitProgramCompletion } from '../program-completion-limit.js';
 import {
+  describeToolCallLimit,
   type ExecuteFrame,
   type GuestToolCall,
   type HostFrame,
+  type HostLimits,
   type HostReuse,
+  maxValueDepth,
   type ParentFrame,
   parseParentFrame,
   type SetupFrame,
+  type ToolCallResult,
 } from '../protocol.js';
 import type { EngineDriver, HostProgram, PreparedGuest, ProgramCompletion } from './engine-driver.js';
 import { guestPrelude, wrapProgram } from './guest-prelude.js';
@@ -19,9 +26,37 @@ export interface HostTransport {
 }
 
 /**
+ * The calls a guest queued that the parent may receive, and refusals for the rest: calls past
+ * `limits.toolCalls` (the parent treats a host that sends more as broken) and calls whose
+ * arguments nest deeper than the protocol carries.
+ */
+function screenCalls(
+  calls: readonly GuestToolCall[],
+  limits: HostLimits,
+  alreadySent: number,
+): { sent: GuestToolCall[]; refused: ToolCallResult[] } {
+  const sent: GuestToolCall[] = [];
+  const refused: ToolCallResult[] = [];
+  for (const call of calls) {
+    if (limits.toolCalls !== undefined && alreadySent + sent.length >= limits.toolCalls) {
+      refused.push({ callId: call.callId, ok: false, error: describeToolCallLimit(limits.toolCalls) });
+    } else if (exceedsJsonDepth(call.input, maxValueDepth)) {
+      refused.push({
+        callId: call.callId,
+        ok: false,
+        error: `The arguments of tools.${call.name} nest deeper than ${maxValueDepth} levels of arrays and objects, more than code mode carries. Pass flatter arguments.`,
+      });
+    } else {
+      sent.push(call);
+    }
+  }
+  return { sent, refused };
+}
+
+/**
  * Serves a program on `transport`: builds the guest when `setup` arrives and answers `ready`,
  * runs the program `execute` brings, batches its tool calls and output into frames, and sends
- * `done`. A host set up with `reuse` then builds a fresh guest and answers `ready` again, after
+ * `done`, its value and error bounded by `limits.outputBytes`. A host set up with `reuse` then builds a fresh guest and answers `ready` again, after
  * each program that completed, while it stays within the reuse budget (see `HostReuse`).
  * Resolves once the last `done` is sent; rejects when the parent breaks the protocol.
  */
@@ -99,14 +134,24 @@ export function serveProgram(
       const output = new HostOutput(limits.outputBytes, (chunk) =>
         transport.send({ type: 'output', programId, ...chunk }),
       );
+      let callsSent = 0;
       const hostProgram: HostProgram = {
         programId,
         source: wrapProgram(frame.source),
         write: (text) => output.write(text),
         sendCalls: (callsJson) => {
-          const calls = JSON.parse(callsJson) as GuestToolCall[];
+          const { sent, refused } = screenCalls(JSON.parse(callsJson) as GuestToolCall[], limits, callsSent);
           output.flush(); // output written before a call reaches the parent before the call
-          transport.send({ type: 'tool_calls', programId, calls });
+          if (sent.length > 0) {
+            callsSent += sent.length;
+            transport.send({ type: 'tool_calls', programId, calls: sent });
+          }
+          if (refused.length > 0) {
+            // Answered from the event loop, never from inside the engine's turn, like the parent's.
+            const guest = running;
+            const resultsJson = JSON.stringify(refused);
+            setImmediate(() => guest?.deliverResults(resultsJson));
+          }
         },
         get isStopRequested() {
           // A thread host's stop flag is shared memory: it is seen even while the program
@@ -123,17 +168,43 @@ export function serveProgram(
       } catch (error) {
         completion = {
           status: 'error',
-          error: `The ${driver.engine} engine failed: ${(error as Error).message}`,
+          error: `The ${driver.engine} engine failed: ${errorMessage(error)}`,
         };
       }
       running = undefined;
-      output.finish();
-      transport.send({ type: 'done', programId, ...completion });
+      try {
+        output.finish();
+      } catch (error) {
+        completion = {
+          status: 'error',
+          error: `The program's output could not be sent: ${errorMessage(error)}`,
+        };
+      }
+      completion = limitProgramCompletion(completion, limits.outputBytes);
+      sendDoneFrame(transport, programId, completion);
       // Freeing the guest costs a fraction of a millisecond; the result goes first.
       prepared?.dispose();
       return completion;
     };
   });
+}
+
+/**
+ * Sends `done`. A frame that cannot be encoded (its value too large for the frame cap, which
+ * `outputBytes` keeps it under) still ends the program, with an error that says why, rather than
+ * a host that crashed without a word.
+ */
+function sendDoneFrame(transport: HostTransport, programId: string, completion: ProgramCompletion): void {
+  try {
+    transport.send({ type: 'done', programId, ...completion });
+  } catch (error) {
+    transport.send({
+      type: 'done',
+      programId,
+      status: 'error',
+      error: `The program's result could not be sent to the parent: ${errorMessage(error)}`,
+    });
+  }
 }
 
 /** Whether this host's own totals leave room for another program (see `HostReuse`). */

@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 
-export { FrameDecoder, FrameError } from '../frame-codec.js';
+export { type DecodedFrame, FrameDecoder, FrameError } from '../frame-codec.js';
 export {
   type DoneFrame,
   type ExecuteFrame,
