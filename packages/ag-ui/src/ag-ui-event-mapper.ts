@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Event as AgUiEvent, EventType, type Message, PROTOCOL_VERSION } from '@ag-ui/core';
-import type { ErrorSummary, Run, StreamEvent, StreamEventOf, TerminalStreamEventType } from '@ghost/core';
+import {
+  ConfigurationError,
+  type ErrorSummary,
+  type Run,
+  type StreamEvent,
+  type StreamEventOf,
+  type TerminalStreamEventType,
+} from '@ghost/core';
 import { toolContentToAgUi } from './content-parts.js';
 import {
   messagesSnapshotOf,
@@ -84,6 +91,14 @@ export class AgUiEventMapper {
   #terminal: TerminalEvent | undefined;
 
   constructor(options: AgUiEventMapperOptions) {
+    if (typeof options?.threadId !== 'string' || options.threadId === '') {
+      throw new ConfigurationError(
+        'AG-UI events need the thread they belong to: pass a non-empty threadId.',
+        {
+          code: 'AG_UI_THREAD_ID_MISSING',
+        },
+      );
+    }
     this.#options = options;
     this.#runId = options.runId;
     for (const message of options.inputMessages ?? []) this.#knownMessageIds.add(message.id);

@@ -3,6 +3,7 @@ import { CancelledError, defineAgent, defineTool, type ModelStreamPart, ToolErro
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
+import { AgUiEventMapper } from './ag-ui-event-mapper.js';
 import { conversationFromAgUi } from './conversation-from-ag-ui.js';
 import { checkedEvents, ofType } from './test-support/checked-events.js';
 import { toAgUiEvents } from './to-ag-ui-events.js';
@@ -243,5 +244,9 @@ describe('toAgUiEvents', () => {
     );
     expect(ofType(events, EventType.MESSAGES_SNAPSHOT)).toEqual([]);
     expect(ofType(events, EventType.RUN_FINISHED)[0]?.result).toEqual({ days: 5 });
+  });
+
+  it('needs a thread id', () => {
+    expect(() => new AgUiEventMapper({ threadId: '' })).toThrow(/non-empty threadId/);
   });
 });
