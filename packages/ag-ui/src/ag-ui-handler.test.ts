@@ -442,6 +442,11 @@ describe('agUiHandler refusals and encodings', () => {
     const unauthenticated = await refusal(await post(served.url, JSON.stringify(validInput)));
     expect(unauthenticated).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
 
+    const misconfigured = await serve(agent, { askOptions: () => ({ timeout: 5 }) as never });
+    const failed = await refusal(await post(misconfigured.url, JSON.stringify(validInput)));
+    expect(failed).toMatchObject({ status: 500, code: 'AG_UI_HANDLER_FAILED' });
+    expect(failed.message).toContain("no option 'timeout'");
+
     const body = JSON.stringify({
       ...validInput,
       state: { step: 2 },

@@ -215,7 +215,10 @@ export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandle
       if (ConfigurationError.isInstance(error) && error.code === 'AGENT_INPUT_INVALID') {
         throw new AgUiRequestError(error.message, { cause: error });
       }
-      throw new AgUiRequestError('The agent could not start a run; see the server log.', {
+      // A mistake in the server's own options (an unknown ask option, say): its message names the
+      // option, which helps whoever deploys the server and tells a browser nothing secret.
+      const reason = ConfigurationError.isInstance(error) ? `: ${error.message}` : '.';
+      throw new AgUiRequestError(`The agent could not start a run${reason}`, {
         status: 500,
         code: 'AG_UI_HANDLER_FAILED',
         cause: error,
@@ -294,7 +297,7 @@ export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandle
     } catch (error) {
       const refusal = AgUiRequestError.isInstance(error)
         ? error
-        : new AgUiRequestError('The AG-UI handler failed; see the server log.', {
+        : new AgUiRequestError('The AG-UI handler failed before the run started.', {
             status: 500,
             code: 'AG_UI_HANDLER_FAILED',
             cause: error,
