@@ -1,0 +1,310 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Event as AgUiEvent, EventType, type RunAgentInput } from '@ag-ui/core';
+import { EventEncoder } from '@ag-ui/encoder';
+import {
+  type Agent,
+  type AskOptions,
+  CancelledError,
+  ConfigurationError,
+  GhostError,
+  type ModelMessage,
+  type RunStream,
+} from '@ghost/core';
+import { AgUiRequestError } from './ag-ui-request-error.js';
+import { type ConversationFromAgUiOptions, conversationFromAgUi } from './conversation-from-ag-ui.js';
+import { readRunAgentInput } from './read-run-agent-input.js';
+import { type StreamMediaType, streamMediaTypeOf } from './stream-media-type.js';
+import { toAgUiEvents } from './to-ag-ui-events.js';
+
+/** One AG-UI request, as the handler's `askOptions` hook sees it. */
+export interface AgUiRunRequest {
+  /** The validated `RunAgentInput`. */
+  readonly input: RunAgentInput;
+  /** The conversation the agent will continue, made from `input.messages`. */
+  readonly conversation: readonly ModelMessage[];
+  /** The HTTP request (its headers carry the caller's session, say). */
+  readonly request: IncomingMessage;
+}
+
+/** The options of {@link agUiHandler}. */
+export interface AgUiHandlerOptions {
+  /** The largest request body read, in bytes; a larger one gets 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number;
+  /**
+   * The options of each run, from the request: the `runtime`, `actorId` (from your session, never
+   * from the body), `timeoutMs`, `context`, `metadata`... The handler adds `context.agUi` and
+   * `metadata.agUi` (see {@link agUiHandler}) under yours and ties `signal` to the client's
+   * connection. Throw an {@link AgUiRequestError} to refuse the request with its status.
+   */
+  readonly askOptions?: (request: AgUiRunRequest) => AskOptions | Promise<AskOptions>;
+  /** What to do with the client's `system` and `developer` messages. Default `'ignore'`. */
+  readonly systemMessages?: ConversationFromAgUiOptions['systemMessages'];
+  /** Whether a run ends with a `MESSAGES_SNAPSHOT` of its conversation. Default true. */
+  readonly messagesSnapshot?: boolean;
+}
+
+/** A Node `http` request handler serving one agent over AG-UI. It never rejects. */
+export type AgUiHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
+const defaultMaxBodyBytes = 4 * 1024 * 1024;
+const optionKeys = new Set(['maxBodyBytes', 'askOptions', 'systemMessages', 'messagesSnapshot']);
+
+function checkOptions(options: AgUiHandlerOptions): number {
+  for (const key of Object.keys(options)) {
+    if (!optionKeys.has(key)) {
+      throw new ConfigurationError(
+        `agUiHandler() has no option '${key}'. Known options: ${[...optionKeys].join(', ')}.`,
+        {
+          code: 'OPTION_UNKNOWN',
+          details: { option: key },
+        },
+      );
+    }
+  }
+  const { maxBodyBytes = defaultMaxBodyBytes, askOptions, systemMessages } = options;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
+    throw new ConfigurationError(
+      `agUiHandler() maxBodyBytes is ${maxBodyBytes}; use a whole number of bytes, at least 1.`,
+    );
+  }
+  if (askOptions !== undefined && typeof askOptions !== 'function') {
+    throw new ConfigurationError('agUiHandler() askOptions must be a function of the request.');
+  }
+  if (systemMessages !== undefined && systemMessages !== 'ignore' && systemMessages !== 'reject') {
+    throw new ConfigurationError(
+      `agUiHandler() systemMessages is 'ignore' or 'reject', not ${JSON.stringify(systemMessages)}.`,
+    );
+  }
+  return maxBodyBytes;
+}
+
+function sendError(
+  response: ServerResponse,
+  error: AgUiRequestError,
+  headers: Record<string, string> = {},
+): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  const body = JSON.stringify({
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    },
+  });
+  response.writeHead(error.status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    ...headers,
+  });
+  response.end(body);
+}
+
+/** Writes one chunk, waiting while the client reads slowly; false once the connection is gone. */
+async function write(response: ServerResponse, chunk: Uint8Array): Promise<boolean> {
+  if (response.destroyed || response.writableEnded) return false;
+  if (response.write(chunk)) return true;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+  return !response.destroyed;
+}
+
+function isJsonRequest(request: IncomingMessage): boolean {
+  const type = request.headers['content-type'];
+  if (type === undefined) return (request as { body?: unknown }).body !== undefined;
+  const mediaType = type.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
+}
+
+/** What the handler knows of a request before its run starts. */
+interface PreparedRun {
+  readonly input: RunAgentInput;
+  readonly stream: RunStream;
+  readonly disconnect: AbortController;
+}
+
+/**
+ * An HTTP handler that serves `agent` to AG-UI clients (`HttpAgent` from `@ag-ui/client`,
+ * CopilotKit, ...): `POST` a `RunAgentInput`, get the run's events back as server-sent events
+ * (or AG-UI's protobuf encoding, when the `Accept` header prefers it).
+ *
+ * Each request is one run. Its conversation is the request's `messages` (see
+ * {@link conversationFromAgUi}); the run gets `context.agUi` = `{ threadId, runId, state,
+ * context, forwardedProps }` (what the client sent: treat it as untrusted input) and
+ * `metadata.agUi` = `{ threadId, runId }`. The client's `tools` are not offered to the model: a
+ * Ghost agent's tools run on the server.
+ *
+ * Refused requests get a JSON body `{ error: { code, message, details? } }`: 405 (not `POST`),
+ * 406 (an `Accept` that allows no event stream), 415 (not JSON), 413 (over `maxBodyBytes`), 400
+ * (not a valid `RunAgentInput`, or messages that make no conversation). Once the stream has
+ * started, failures arrive as `RUN_ERROR`. When the client disconnects, the run is cancelled
+ * (its programs and tools are stopped); the returned promise resolves once the run has ended
+ * and released everything it held.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { agUiHandler } from '@ghost/ag-ui';
+ *
+ * const handler = agUiHandler(agent, {
+ *   askOptions: ({ request }) => ({ actorId: userIdFromSession(request), timeoutMs: 120_000 }),
+ * });
+ * createServer((request, response) => {
+ *   if (request.url === '/agent') void handler(request, response);
+ *   else response.writeHead(404).end();
+ * }).listen(3000);
+ * ```
+ */
+export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandlerOptions = {}): AgUiHandler {
+  const maxBodyBytes = checkOptions(options);
+  const { systemMessages = 'ignore', askOptions, messagesSnapshot = true } = options;
+
+  async function prepare(request: IncomingMessage, response: ServerResponse): Promise<PreparedRun> {
+    const input = await readRunAgentInput(request, maxBodyBytes);
+    const conversation = conversationFromAgUi(input.messages, { systemMessages });
+    let applicationOptions: AskOptions = {};
+    if (askOptions !== undefined) {
+      try {
+        applicationOptions = await askOptions({ input, conversation, request });
+      } catch (error) {
+        if (AgUiRequestError.isInstance(error)) throw error;
+        throw new AgUiRequestError("The application's askOptions hook failed, so the run did not start.", {
+          status: 500,
+          code: 'AG_UI_HANDLER_FAILED',
+          cause: error,
+        });
+      }
+    }
+    const disconnect = new AbortController();
+    response.on('close', () => {
+      if (!response.writableFinished) {
+        disconnect.abort(new CancelledError('The AG-UI client disconnected, so the run was cancelled.'));
+      }
+    });
+    const signal =
+      applicationOptions.signal === undefined
+        ? disconnect.signal
+        : AbortSignal.any([applicationOptions.signal, disconnect.signal]);
+    const agUi = { threadId: input.threadId, runId: input.runId };
+    let stream: RunStream;
+    try {
+      stream = agent.streamAsk(conversation, {
+        ...applicationOptions,
+        signal,
+        context: {
+          agUi: {
+            ...agUi,
+            state: input.state,
+            context: input.context,
+            forwardedProps: input.forwardedProps,
+          },
+          ...applicationOptions.context,
+        },
+        metadata: { agUi, ...applicationOptions.metadata },
+      });
+    } catch (error) {
+      if (ConfigurationError.isInstance(error) && error.code === 'AGENT_INPUT_INVALID') {
+        throw new AgUiRequestError(error.message, { cause: error });
+      }
+      // A mistake in the server's own options (an unknown ask option, say): its message names the
+      // option, which helps whoever deploys the server and tells a browser nothing secret.
+      const reason = ConfigurationError.isInstance(error) ? `: ${error.message}` : '.';
+      throw new AgUiRequestError(`The agent could not start a run${reason}`, {
+        status: 500,
+        code: 'AG_UI_HANDLER_FAILED',
+        cause: error,
+      });
+    }
+    return { input, stream, disconnect };
+  }
+
+  async function streamRun(prepared: PreparedRun, mediaType: StreamMediaType, response: ServerResponse) {
+    const { input, stream, disconnect } = prepared;
+    const encoder = new EventEncoder(mediaType === 'text/event-stream' ? {} : { accept: mediaType });
+    response.writeHead(200, {
+      'Content-Type': encoder.getContentType(),
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    });
+    response.flushHeaders();
+    const events = toAgUiEvents(stream, {
+      threadId: input.threadId,
+      runId: input.runId,
+      inputMessages: input.messages,
+      messagesSnapshot,
+    });
+    try {
+      for await (const event of events) {
+        if (!(await write(response, encoder.encodeBinary(event)))) break;
+      }
+    } catch (error) {
+      // A fault of this package, not of the run: end the run, and tell the client if it listens.
+      disconnect.abort(
+        new CancelledError('The AG-UI handler failed while streaming, so the run was cancelled.'),
+      );
+      const failure: AgUiEvent = {
+        type: EventType.RUN_ERROR,
+        message: `The server failed while streaming the run: ${GhostError.isInstance(error) ? error.message : 'internal error'}.`,
+        code: 'AG_UI_HANDLER_FAILED',
+      };
+      await write(response, encoder.encodeBinary(failure));
+    } finally {
+      // Stopping the iteration cancels a run still going; wait until it has released everything.
+      await stream.run.catch(() => {});
+      response.end();
+    }
+  }
+
+  return async (request, response) => {
+    try {
+      if (request.method !== 'POST') {
+        sendError(
+          response,
+          new AgUiRequestError('Send the AG-UI RunAgentInput with POST.', {
+            status: 405,
+            code: 'AG_UI_METHOD_NOT_ALLOWED',
+          }),
+          {
+            Allow: 'POST',
+          },
+        );
+        return;
+      }
+      const mediaType = streamMediaTypeOf(request.headers.accept);
+      if (mediaType === undefined) {
+        throw new AgUiRequestError(
+          "This endpoint answers with an event stream: accept 'text/event-stream' (or AG-UI's protobuf, 'application/vnd.ag-ui.event+proto').",
+          { status: 406, code: 'AG_UI_NOT_ACCEPTABLE' },
+        );
+      }
+      if (!isJsonRequest(request)) {
+        throw new AgUiRequestError("Send the RunAgentInput as JSON, with 'Content-Type: application/json'.", {
+          status: 415,
+          code: 'AG_UI_UNSUPPORTED_MEDIA_TYPE',
+        });
+      }
+      const prepared = await prepare(request, response);
+      await streamRun(prepared, mediaType, response);
+    } catch (error) {
+      const refusal = AgUiRequestError.isInstance(error)
+        ? error
+        : new AgUiRequestError('The AG-UI handler failed before the run started.', {
+            status: 500,
+            code: 'AG_UI_HANDLER_FAILED',
+            cause: error,
+          });
+      // A body left unread (too large, say) is not read on: the connection closes after the answer.
+      const headers: Record<string, string> = request.readableEnded ? {} : { Connection: 'close' };
+      sendError(response, refusal, headers);
+    }
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * Ghost agents behind a web UI, over the AG-UI protocol: a run's stream as AG-UI events, an
+ * AG-UI thread as a Ghost conversation, and an HTTP handler that serves an agent to AG-UI
+ * clients (`HttpAgent` from `@ag-ui/client`, CopilotKit) as server-sent events.
+ *
+ * @packageDocumentation
+ */
+export { AgUiEventMapper, type AgUiEventMapperOptions, stepNameOf } from './ag-ui-event-mapper.js';
+export {
+  type AgUiHandler,
+  type AgUiHandlerOptions,
+  type AgUiRunRequest,
+  agUiHandler,
+} from './ag-ui-handler.js';
+export { AgUiRequestError } from './ag-ui-request-error.js';
+export {
+  type ConversationFromAgUiOptions,
+  conversationFromAgUi,
+  unansweredToolCallResult,
+} from './conversation-from-ag-ui.js';
+export type { GhostToolCallFields } from './ghost-fields.js';
+export { toAgUiEvents } from './to-ag-ui-events.js';
