@@ -70,7 +70,9 @@ describe('createRuntime', () => {
     expect(ConfigurationError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'RUNTIME_OPTION_UNKNOWN' });
     expect(error.message).toContain("no option 'engine'");
-    expect(error.message).toContain('engines, sandboxes, models, codeMode, workspaceRoot, importModule');
+    expect(error.message).toContain(
+      'engines, sandboxes, models, codeMode, telemetry, workspaceRoot, importModule',
+    );
   });
 
   it('says where a plugin listed under the wrong option belongs', () => {
