@@ -258,6 +258,15 @@ describe('seatbeltProfile', () => {
     expect(paths(rules, 'file-read-data')).toContain('subpath /Users/dev/releases/v2/host');
   });
 
+  it('with / as a runtime path reads everything but writes the workspace only, and no rule goes unfiltered', () => {
+    const { rules } = generate({ ...baseSpec, runtimePaths: ['/'] });
+    expect(paths(rules, 'file-read-data')).toContain('subpath /');
+    expect(rulesFor(rules, 'file-read-metadata')).toEqual([]);
+    expect(paths(rules, 'file-write-create')).toEqual([
+      'subpath /private/var/folders/zz/abc123/T/ghost-program-1',
+    ]);
+  });
+
   it('keeps a runtime path, the command and a library inside the workspace out of the write rule', () => {
     const realpath = fakeMacRealpath({
       existing: ['/private/tmp/ws/bin/node', '/private/tmp/ws/runtime', '/private/tmp/ws/lib/libx.dylib'],

@@ -64,6 +64,7 @@ describe('the test S-expression reader', () => {
       '(version 1) (deny default) (allow signal (target others))',
       '(version 1) (deny default) (allow file-read* (require-not (literal "/a") (literal "/b")))',
       '(version 1) (deny default) (allow sysctl-read (sysctl-name kern.hostname))',
+      '(version 1) (deny default) (allow file-read-metadata)',
     ];
     for (const text of wrong)
       expect(() => checkProfileShape(readSbpl(text), {}), text).toThrow(SbplShapeError);

@@ -161,6 +161,9 @@ export function checkProfileShape(
     }
     if (ruleOperations.length === 0) fail('an allow form names at least one operation', form);
     const filters = items.slice(index);
+    // Without filters a rule allows everywhere: only fork is granted that way.
+    if (filters.length === 0 && ruleOperations.join(' ') !== 'process-fork')
+      fail('an allow form without filters', form);
     for (const filter of filters) checkFilter(filter, parameters, fail);
     rules.push({ operations: ruleOperations, filters });
   }
