@@ -4,6 +4,7 @@ import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
+import { nodePermissionFlag } from './node-permission-flag.js';
 import { type GuestToolEntry, type HostLimits, type HostReuse, noRehearsalArgument } from './protocol.js';
 import { hostCpuAllowanceSeconds, hostMemoryAllowanceBytes } from './sandbox-factory.js';
 import { launchThreadHost } from './thread-host-link.js';
@@ -46,7 +47,7 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
   const limits = hostLimits(context);
   if (context.placement === 'thread') return openThreadSession(context, options, tools, limits);
   const args = [
-    '--experimental-permission',
+    nodePermissionFlag(),
     ...options.runtimePaths.map((path) => `--allow-fs-read=${path}`),
     '--no-warnings',
     ...(options.nodeOptions ?? []),

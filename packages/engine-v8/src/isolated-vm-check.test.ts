@@ -32,8 +32,10 @@ const manifest = (version: string) =>
 const entry = "module.exports = require('./out/isolated_vm').ivm;";
 
 describe('isolatedVmProblem', () => {
-  it('finds nothing wrong with the isolated-vm this workspace installs', async () => {
-    expect(await isolatedVmProblem(packageRoot)).toBeUndefined();
+  it('finds nothing wrong with the isolated-vm this workspace installs on Node 20, and names the version to install on later ones', async () => {
+    const problem = await isolatedVmProblem(packageRoot);
+    if (minimumIsolatedVm(process.version) === '5.0.4') expect(problem).toBeUndefined();
+    else expect(problem).toContain(`install ${minimumIsolatedVm(process.version)} or later`);
   });
 
   it('says to install the peer dependency when it is missing', async () => {

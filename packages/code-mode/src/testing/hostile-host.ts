@@ -4,6 +4,7 @@ import { defineEngine, type EngineV1 } from '../engine.js';
 import { hostLimits } from '../host-engine.js';
 import { launchProcessHost } from '../host-link.js';
 import { HostSession } from '../host-session.js';
+import { nodePermissionFlag } from '../node-permission-flag.js';
 import { protocolVersion } from '../protocol.js';
 
 /**
@@ -117,7 +118,7 @@ export function hostileHostEngine(steps: readonly HostileStep[], options: Hostil
             command: {
               command: process.execPath,
               args: [
-                '--experimental-permission',
+                nodePermissionFlag(),
                 `--allow-fs-read=${hostDirectory}`,
                 '--no-warnings',
                 hostScript,
