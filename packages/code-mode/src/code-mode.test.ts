@@ -92,8 +92,17 @@ describe('codeMode() settings', () => {
   it("fails the run closed with SandboxUnavailableError when 'native' has no backend installed", async () => {
     const agent = defineAgent({ name: 'research', model: model(), tools: [lookup], codeMode: codeMode({}) });
     // An application with the engine but without @ghost/sandbox-bwrap (or seatbelt): importing the
-    // backend fails as Node does, and the engine loads as it normally would.
-    const normal = createRuntime();
+    // backend fails as Node does, and the engine loads (one that never gets to start a host here;
+    // code-mode cannot depend on @ghost/engine-quickjs, which depends on it).
+    const engine = defineEngine({
+      name: 'quickjs',
+      language: 'javascript',
+      runtimePaths: [],
+      placements: ['process'],
+      instructions: () => '',
+      open: (context) =>
+        openHostSession(context, { engine: 'quickjs', hostScript: '/nonexistent/host.js', runtimePaths: [] }),
+    });
     const withoutNativeBackend = createRuntime({
       importModule: async (specifier) => {
         if (specifier.startsWith('@ghost/sandbox-')) {
@@ -101,7 +110,7 @@ describe('codeMode() settings', () => {
             code: 'ERR_MODULE_NOT_FOUND',
           });
         }
-        return { default: await normal.registry.engine('quickjs') };
+        return { default: engine };
       },
     });
     const run = await agent.ask('hi', { runtime: withoutNativeBackend });
