@@ -33,6 +33,20 @@ function isBuildCurrent(): boolean {
     .every((name) => statSync(join(sources, name)).mtimeMs <= built);
 }
 
+/**
+ * Whether a user with no rights of its own can run this Node binary: every directory above it
+ * searchable by others and the file executable by them (the suite's LTS Node lives in root's
+ * cache folder, which is not).
+ */
+function isNodeRunnableByOthers(): boolean {
+  const binary = realpathSync(process.execPath);
+  const searchable = (path: string) => (statSync(path).mode & 0o001) !== 0;
+  for (let directory = dirname(binary); ; directory = dirname(directory)) {
+    if (!searchable(directory)) return false;
+    if (directory === dirname(directory)) return searchable(binary);
+  }
+}
+
 const skipReason = !isRootParent
   ? 'this test process is not root: it is a non-root parent itself, which the other files cover'
   : !hasBwrap
@@ -41,7 +55,9 @@ const skipReason = !isRootParent
       ? 'setpriv (util-linux) is needed to start a non-root parent'
       : !isBuildCurrent()
         ? 'dist/ is older than src/ or missing: run pnpm build (pnpm test builds first)'
-        : undefined;
+        : !isNodeRunnableByOthers()
+          ? `${process.execPath} is not reachable by a user with no rights of its own`
+          : undefined;
 const skipped = skipReason === undefined ? '' : ` (skipped: ${skipReason})`;
 
 /**
