@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -301,6 +302,29 @@ describe.runIf(process.platform === 'linux')('superviseSandboxProcess (Linux: re
     processTimeout,
   );
 });
+
+describe.runIf(process.platform === 'linux')(
+  'superviseSandboxProcess given a child it cannot supervise (Linux)',
+  () => {
+    it(
+      'throws a TypeError and kills the child rather than leave it running unsupervised',
+      async () => {
+        const plan = await planNode('');
+        const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'], // no fd 3, though the plan asks for one channel
+        });
+        await new Promise((resolve) => child.once('spawn', resolve));
+        const exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+        expect(() =>
+          superviseSandboxProcess({ backend: 'kit-test', plan, child, tree: processGroupTree(child.pid!) }),
+        ).toThrow(/needs stdout, stderr and 1 channel pipe/);
+        await expect(exited).resolves.toBe('SIGKILL');
+      },
+      processTimeout,
+    );
+  },
+);
 
 describe('startSandboxChild', () => {
   it('rejects a command that cannot be started with a SandboxUnavailableError naming it', async () => {

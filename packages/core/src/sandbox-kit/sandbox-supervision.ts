@@ -89,13 +89,12 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
     throw new TypeError('superviseSandboxProcess needs a started child: wait for its spawn event first.');
   }
   ignoreLaterErrors(child);
-  const channels = child.stdio.slice(3, 3 + plan.extraFds).map((stream, index) => {
-    if (!(stream instanceof Duplex)) throw new TypeError(`The child's fd ${index + 3} is not a pipe.`);
-    return stream;
-  });
+  const channels = child.stdio.slice(3, 3 + plan.extraFds).filter((stream) => stream instanceof Duplex);
   const stdoutStream = child.stdout;
   const stderrStream = child.stderr;
   if (stdoutStream === null || stderrStream === null || channels.length !== plan.extraFds) {
+    // Nothing will supervise this child, so it must not outlive the mistake.
+    killUnsupervised(child, tree);
     throw new TypeError(
       `The child needs stdout, stderr and ${plan.extraFds} channel pipe(s) at fd 3 and on, as startSandboxChild opens them.`,
     );
@@ -145,7 +144,9 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
   const exited = new Promise<SandboxExit>((resolve) => {
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       stopWatching();
-      void settleExit({ code, signal }).then(resolve);
+      const reported: SandboxExit = { code, signal };
+      // settleExit catches what can fail; the fallback only keeps `exited` from ever rejecting.
+      settleExit(reported).then(resolve, () => resolve(reported));
     };
     if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
     else child.once('exit', onExit);
@@ -223,6 +224,17 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
       return closing;
     },
   };
+}
+
+/** Kills a child the kit refused to supervise, and its tree, and closes its pipes. */
+function killUnsupervised(child: ChildProcess, tree: SandboxProcessTree): void {
+  try {
+    tree.signal('SIGKILL');
+  } catch {
+    // The child itself is killed below either way.
+  }
+  child.kill('SIGKILL');
+  for (const stream of child.stdio) stream?.destroy();
 }
 
 /** Calls `terminate()` until the tree is gone; false when the deadline passes first. */
