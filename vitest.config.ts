@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*'],
+    projects: ['packages/*', 'apps/*', 'examples/*'],
     reporters: ['default', './tooling/vitest/summary-reporter.js'],
   },
 });

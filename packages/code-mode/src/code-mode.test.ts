@@ -6,6 +6,7 @@ import {
   SandboxUnavailableError,
 } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
+import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { codeMode } from './code-mode.js';
@@ -17,7 +18,6 @@ import { defaultCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { createSandboxFactory } from './sandbox-factory.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
-import { unrestrictedCapabilities } from './unrestricted-sandbox.js';
 
 const lookup = defineTool({
   name: 'lookup',

@@ -18,6 +18,9 @@
  *
  * @packageDocumentation
  */
+
+// The backend lives in its own package (code mode depends on it); exported here as before.
+export { unrestrictedCapabilities, unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
 export {
   type CodeModeSessionOptions,
@@ -67,4 +70,3 @@ export {
   ToolCatalog,
   toIdentifier,
 } from './tool-catalog.js';
-export { unrestrictedCapabilities, unrestrictedSandbox } from './unrestricted-sandbox.js';

@@ -1,10 +1,10 @@
 import { defineTool } from '@ghost/core';
+import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { javascriptInstructions } from './javascript-instructions.js';
 import { defaultCodeModeLimits } from './limits.js';
 import { ToolCatalog } from './tool-catalog.js';
-import { unrestrictedCapabilities } from './unrestricted-sandbox.js';
 
 const catalog = ToolCatalog.fromTools(
   [

@@ -9,8 +9,8 @@ import {
   type SandboxProcess,
   SandboxUnavailableError,
 } from '@ghost/core';
+import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import type { CodeModeLimits } from './limits.js';
-import { unrestrictedSandbox } from './unrestricted-sandbox.js';
 
 /** What an engine asks the factory to start. */
 export interface SandboxedCommand {

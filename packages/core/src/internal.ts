@@ -8,7 +8,6 @@
  */
 
 export { raceAbort } from './abort-race.js';
-export { beforeDeadline, streamsSettled } from './process-waiting.js';
 export {
   type EmitEvent,
   runToolCall,

@@ -472,6 +472,20 @@ describe("sandbox 'native'", () => {
     expect(error.message).toContain("'unrestricted'");
     expect(calls).toEqual([]);
   });
+
+  it("loads 'unrestricted' only when it is named, from its own package", async () => {
+    pretendPlatform('win32');
+    const unrestricted = testSandbox('unrestricted');
+    const { importModule, calls } = fakeImporter({
+      '@ghost/sandbox-unrestricted': { default: unrestricted },
+    });
+    const registry = new Registry({ importModule });
+
+    await expect(registry.sandbox('native')).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
+    expect(calls).toEqual([]);
+    expect(await registry.sandbox('unrestricted')).toBe(unrestricted);
+    expect(calls).toEqual(['@ghost/sandbox-unrestricted']);
+  });
 });
 
 describe('defineEngine and defineModelProvider', () => {

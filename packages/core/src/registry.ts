@@ -144,6 +144,8 @@ const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, stri
   sandbox: new Map([
     ['bwrap', '@ghost/sandbox-bwrap'],
     ['seatbelt', '@ghost/sandbox-seatbelt'],
+    // Contains nothing; code mode depends on it and uses it only when it is named explicitly.
+    ['unrestricted', '@ghost/sandbox-unrestricted'],
   ]),
   model: new Map([
     ['openai', '@ghost/provider-openai'],

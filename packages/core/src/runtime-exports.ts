@@ -1,4 +1,3 @@
-export { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output.js';
 export {
   defineEngine,
   defineModelProvider,
@@ -20,7 +19,6 @@ export { configure, createRuntime, defaultRuntime, type Runtime, type RuntimeOpt
 export {
   type BoundedOutput,
   defineSandboxBackend,
-  noSandboxCapabilities,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxCheck,
@@ -31,5 +29,4 @@ export {
   type SandboxProcess,
   type SandboxSpawnSpec,
 } from './sandbox.js';
-export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';

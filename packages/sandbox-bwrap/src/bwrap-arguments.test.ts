@@ -1,4 +1,4 @@
-import type { SandboxSpawnPlan } from '@ghost/core';
+import type { SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { bwrapArguments, sandboxHostname } from './bwrap-arguments.js';
 import type { BwrapIdentity } from './bwrap-identity.js';

@@ -1,4 +1,4 @@
-import type { SandboxSpawnPlan } from '@ghost/core';
+import type { SandboxSpawnPlan } from '@ghost/core/sandbox';
 import type { BwrapIdentity } from './bwrap-identity.js';
 
 /** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */

@@ -10,7 +10,7 @@ import {
   type SandboxCheck,
   type SandboxDetection,
   type SandboxProcess,
-} from '@ghost/core';
+} from '@ghost/core/sandbox';
 import { type BwrapIdentity, defaultUnprivilegedIdentity, describeBwrapIdentity } from './bwrap-identity.js';
 import type { HostTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';

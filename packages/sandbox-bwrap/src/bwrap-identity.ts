@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { ConfigurationError } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core/sandbox';
 
 /** A uid and gid on the host, such as `{ uid: 65534, gid: 65534 }` (nobody, nogroup). */
 export interface UnprivilegedIdentity {

@@ -1,4 +1,4 @@
-import type { SandboxLimits } from '@ghost/core';
+import type { SandboxLimits } from '@ghost/core/sandbox';
 
 /**
  * The host programs a launch goes through, found by {@link findHostTools}: bash closes stray

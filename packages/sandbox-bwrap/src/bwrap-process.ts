@@ -1,17 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chown, rm } from 'node:fs/promises';
+import { chown } from 'node:fs/promises';
 import { constants } from 'node:os';
-import { Duplex, type Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import {
   BoundedOutputBuffer,
-  CleanupError,
+  beforeDeadline,
+  ignoreLaterErrors,
   type SandboxExit,
   type SandboxLimits,
   type SandboxProcess,
+  type SandboxProcessTree,
   type SandboxSpawnPlan,
   SandboxUnavailableError,
-} from '@ghost/core';
-import { beforeDeadline, streamsSettled } from '@ghost/core/internal';
+  sandboxCloseTimeoutMilliseconds,
+  streamsSettled,
+  superviseSandboxProcess,
+} from '@ghost/core/sandbox';
 import { bwrapArguments } from './bwrap-arguments.js';
 import type { BwrapIdentity } from './bwrap-identity.js';
 import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
@@ -24,17 +28,11 @@ import {
   signalQuietly,
 } from './process-tree.js';
 
-/** How long `close()` waits for the whole sandbox to be gone before it gives up with a `CleanupError`. */
-const closeTimeoutMilliseconds = 5_000;
-
-/** How often `close()` looks again whether the sandbox is gone, re-sending SIGKILL each time. */
-const closePollMilliseconds = 5;
-
 /** How often the parent samples the tree's memory when no cgroup bounds it. */
 const memorySampleMilliseconds = 50;
 
-/** How long `exited` waits for stdout and stderr to deliver what is still in the pipes. */
-const outputDrainMilliseconds = 250;
+/** How long a failed start waits for bubblewrap's message to arrive on stderr. */
+const startFailureDrainMilliseconds = 250;
 
 /** What bubblewrap writes to `--info-fd` once the sandbox exists. */
 interface SandboxInfo {
@@ -91,8 +89,7 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
   });
   // A pipe whose far end dies mid-transfer emits EPIPE or ECONNRESET; that is the sandbox
   // ending, which `exited` reports, not an error to crash the parent with.
-  for (const stream of child.stdio) stream?.on('error', ignore);
-  child.on('error', ignore);
+  ignoreLaterErrors(child);
   const stderr = new BoundedOutputBuffer();
   child.stderr?.on('data', (chunk: Buffer) => stderr.append(chunk));
   if (seccompFd !== undefined) (child.stdio[seccompFd] as Duplex).end(options.seccompFilter);
@@ -107,8 +104,8 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
       if (child.exitCode !== null || child.signalCode !== null) resolve();
       else child.once('exit', () => resolve());
     });
-    await beforeDeadline(exited, Date.now() + closeTimeoutMilliseconds);
-    await streamsSettled([child.stderr!], outputDrainMilliseconds);
+    await beforeDeadline(exited, Date.now() + sandboxCloseTimeoutMilliseconds);
+    await streamsSettled([child.stderr!], startFailureDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
     const detail = (stderr.text.trim() || (error as Error).message).replace(/\.$/, '');
     throw new SandboxUnavailableError(
@@ -168,6 +165,7 @@ function readInfo(child: ChildProcess, infoFd: number): Promise<SandboxInfo> {
   });
 }
 
+/** Hands the started bubblewrap to the kit's supervision, with what only bwrap knows about its tree. */
 function superviseBwrapProcess(
   child: ChildProcess,
   info: SandboxInfo,
@@ -176,115 +174,49 @@ function superviseBwrapProcess(
 ): SandboxProcess {
   const { plan, cgroup } = options;
   const pid = child.pid!;
-  const namespaceInit = info['child-pid'];
-  const channels = child.stdio.slice(3, 3 + plan.extraFds).map((stream, index) => {
-    if (!(stream instanceof Duplex)) throw new Error(`Node did not open fd ${index + 3} as a duplex pipe.`);
-    return stream;
+  const sampledMemoryBytes = options.sampledMemoryBytes;
+  return superviseSandboxProcess({
+    backend: 'bwrap',
+    plan,
+    child,
+    stderr,
+    tree: bwrapProcessTree(pid, info, cgroup),
+    async interpretExit(exit) {
+      const translated = translateExit(exit.code, exit.signal);
+      if (cgroup !== undefined && (await cgroup.oomKilled())) {
+        return { ...translated, limitExceeded: 'memoryBytes' };
+      }
+      return translated;
+    },
+    ...(sampledMemoryBytes === undefined
+      ? {}
+      : {
+          watchLimits(exceeded: (limit: keyof SandboxLimits) => void) {
+            const sampler = sampleMemory(pid, sampledMemoryBytes, () => exceeded('memoryBytes'));
+            return () => sampler.stop();
+          },
+        }),
   });
-  const stdout = new BoundedOutputBuffer();
-  child.stdout!.on('data', (chunk: Buffer) => stdout.append(chunk));
+}
 
-  let exceeded: keyof SandboxLimits | undefined;
-  let released = false;
+/**
+ * The sandbox's processes as bubblewrap holds them: a pid namespace whose init, once killed,
+ * takes every other process of the namespace with it, and the cgroup when there is one.
+ */
+function bwrapProcessTree(
+  pid: number,
+  info: SandboxInfo,
+  cgroup: SandboxCgroup | undefined,
+): SandboxProcessTree {
+  const namespaceInit = info['child-pid'];
+  const namespaceInode = info['pid-namespace'];
   const killSandbox = () => {
     // The namespace's init first: when it dies the kernel kills everything else in the namespace.
     signalQuietly(namespaceInit, 'SIGKILL');
     signalQuietly(pid, 'SIGKILL');
   };
-  const wallSeconds = plan.limits.wallSeconds;
-  const wallTimer =
-    wallSeconds === undefined
-      ? undefined
-      : setTimeout(() => {
-          exceeded ??= 'wallSeconds';
-          killSandbox();
-        }, wallSeconds * 1_000);
-  wallTimer?.unref();
-  const sampler =
-    options.sampledMemoryBytes === undefined
-      ? undefined
-      : sampleMemory(pid, options.sampledMemoryBytes, () => {
-          exceeded ??= 'memoryBytes';
-          killSandbox();
-        });
-  const onAbort = () => killSandbox();
-  plan.signal?.addEventListener('abort', onAbort, { once: true });
-  const stopWatching = () => {
-    if (wallTimer !== undefined) clearTimeout(wallTimer);
-    sampler?.stop();
-    plan.signal?.removeEventListener('abort', onAbort);
-  };
-  if (plan.signal?.aborted) onAbort();
-
-  const exited = new Promise<SandboxExit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      stopWatching();
-      void (async () => {
-        const exit = translateExit(code, signal);
-        if (exceeded === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
-          exceeded = 'memoryBytes';
-        if (exceeded === undefined) exceeded = limitOfSignal(exit.signal);
-        await streamsSettled([child.stdout!, child.stderr!], outputDrainMilliseconds);
-        resolve(exceeded === undefined ? exit : { ...exit, limitExceeded: exceeded });
-      })();
-    });
-  });
-
-  let closing: Promise<void> | undefined;
-  const close = async (): Promise<void> => {
-    stopWatching();
-    const deadline = Date.now() + closeTimeoutMilliseconds;
-    const problems: string[] = [];
-    while (!(await sandboxEnded(info, cgroup, killSandbox)) && Date.now() < deadline) {
-      await delay(closePollMilliseconds);
-    }
-    if (!(await sandboxEnded(info, cgroup, killSandbox))) {
-      const survivors = [
-        ...new Set([
-          ...(await processesInPidNamespace(info['pid-namespace'])),
-          ...((await cgroup?.members()) ?? []),
-        ]),
-      ];
-      problems.push(
-        `processes ${survivors.join(', ') || `of pid namespace ${info['pid-namespace']}`} were still running ${closeTimeoutMilliseconds / 1_000} s after SIGKILL`,
-      );
-    }
-    if ((await beforeDeadline(exited, deadline)) === undefined) {
-      problems.push(
-        `bubblewrap (pid ${pid}) did not exit within ${closeTimeoutMilliseconds / 1_000} s of SIGKILL`,
-      );
-    }
-    released = true;
-    for (const stream of child.stdio) stream?.destroy();
-    if (cgroup !== undefined) {
-      await cgroup
-        .remove()
-        .catch((error: unknown) => problems.push(`its cgroup could not be removed: ${String(error)}`));
-    }
-    let removalError: unknown;
-    try {
-      await rm(plan.workspace, { recursive: true, force: true });
-    } catch (error) {
-      removalError = error;
-      problems.push(`the workspace ${plan.workspace} could not be removed: ${String(error)}`);
-    }
-    if (problems.length > 0) {
-      throw new CleanupError(`Closing the bwrap sandbox failed: ${problems.join('; ')}.`, {
-        cause: removalError,
-        details: { backend: 'bwrap', pid, workspace: plan.workspace, problems },
-      });
-    }
-  };
-
   return {
-    pid,
-    channel: channels[0]!,
-    channels,
-    stdout,
-    stderr,
-    exited,
-    kill(signal: NodeJS.Signals = 'SIGKILL') {
-      if (released) return;
+    signal(signal) {
       if (signal === 'SIGKILL') {
         killSandbox();
         return;
@@ -294,23 +226,23 @@ function superviseBwrapProcess(
         for (const member of pids.slice(1)) signalQuietly(member, signal);
       });
     },
-    close() {
-      closing ??= close();
-      return closing;
+    async terminate() {
+      killSandbox();
+      if (cgroup !== undefined) await cgroup.killAll();
+      if (!(await pidNamespaceEnded(namespaceInit, namespaceInode))) return false;
+      return cgroup === undefined || (await cgroup.members()).length === 0;
     },
+    async describeSurvivors() {
+      const survivors = [
+        ...new Set([
+          ...(await processesInPidNamespace(namespaceInode)),
+          ...((await cgroup?.members()) ?? []),
+        ]),
+      ];
+      return `processes ${survivors.join(', ') || `of pid namespace ${namespaceInode}`}`;
+    },
+    ...(cgroup === undefined ? {} : { release: () => cgroup.remove() }),
   };
-}
-
-/** Kills the sandbox again and tells whether it is gone: its pid namespace ended and its cgroup empty. */
-async function sandboxEnded(
-  info: SandboxInfo,
-  cgroup: SandboxCgroup | undefined,
-  killSandbox: () => void,
-): Promise<boolean> {
-  killSandbox();
-  if (cgroup !== undefined) await cgroup.killAll();
-  if (!(await pidNamespaceEnded(info['child-pid'], info['pid-namespace']))) return false;
-  return cgroup === undefined || (await cgroup.members()).length === 0;
 }
 
 /**
@@ -323,12 +255,6 @@ function translateExit(code: number | null, signal: NodeJS.Signals | null): Sand
     if (name !== undefined) return { code: null, signal: name as NodeJS.Signals };
   }
   return { code, signal };
-}
-
-function limitOfSignal(signal: NodeJS.Signals | null): keyof SandboxLimits | undefined {
-  if (signal === 'SIGXCPU') return 'cpuSeconds';
-  if (signal === 'SIGXFSZ') return 'fileBytes';
-  return undefined;
 }
 
 /** Samples the tree's resident memory and calls `exceeded` once it is over `limitBytes`. */
@@ -354,9 +280,3 @@ function sampleMemory(root: number, limitBytes: number, exceeded: () => void): {
     },
   };
 }
-
-function delay(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
-}
-
-function ignore(): void {}

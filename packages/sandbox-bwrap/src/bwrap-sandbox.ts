@@ -2,6 +2,7 @@ import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import {
   ConfigurationError,
+  checkSpawnDirectories,
   defineSandboxBackend,
   planSandboxSpawn,
   type SandboxBackendV1,
@@ -10,7 +11,7 @@ import {
   type SandboxProcess,
   type SandboxSpawnSpec,
   SandboxUnavailableError,
-} from '@ghost/core';
+} from '@ghost/core/sandbox';
 import { type BwrapEnvironment, detectBwrap } from './bwrap-detect.js';
 import {
   type BwrapIdentity,
@@ -104,8 +105,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
         );
       }
       const plan = planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities });
-      await requireDirectory(plan.workspace, 'workspace');
-      if (plan.cwd !== plan.workspace) await requireDirectory(plan.cwd, 'cwd');
+      await checkSpawnDirectories(plan);
       const runtimePaths = await Promise.all(
         plan.runtimePaths.map((path, index) => requireExisting(path, `runtimePaths[${index}]`)),
       );
@@ -169,18 +169,6 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       }
     },
   });
-}
-
-async function requireDirectory(path: string, field: string): Promise<void> {
-  const found = await requireExisting(path, field);
-  if (!found.isDirectory()) {
-    throw new ConfigurationError(
-      `The spawn spec's ${field} ${path} is not a directory. Pass an existing directory.`,
-      {
-        details: { [field]: path },
-      },
-    );
-  }
 }
 
 /**

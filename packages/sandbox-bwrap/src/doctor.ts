@@ -1,4 +1,4 @@
-import type { SandboxDetection } from '@ghost/core';
+import type { SandboxDetection } from '@ghost/core/sandbox';
 
 const marks = { enforced: 'ok  ', fallback: 'weak', missing: 'no  ' } as const;
 

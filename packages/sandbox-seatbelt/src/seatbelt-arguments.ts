@@ -1,4 +1,4 @@
-import type { SandboxSpawnSpec } from '@ghost/core';
+import type { SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { policyOf, type SeatbeltProfileOptions } from './seatbelt-profile.js';
 
 /**

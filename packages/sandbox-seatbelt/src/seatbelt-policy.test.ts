@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { ConfigurationError, type SandboxSpawnPlan } from '@ghost/core';
+import { ConfigurationError, type SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { largestInlinePathBytes, type SeatbeltPolicy, seatbeltPolicy } from './seatbelt-policy.js';
 import { checkProfileShape, type PathFilter, pathFiltersFor, readSbpl } from './test-support/sbpl-reader.js';

@@ -1,4 +1,4 @@
-import { ConfigurationError, type SandboxSpawnPlan } from '@ghost/core';
+import { ConfigurationError, type SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { MacPathResolver, type Realpath } from './mac-path-resolver.js';
 import {
   asciiJson,

@@ -5,7 +5,7 @@ import {
   type SandboxPlanTarget,
   type SandboxSpawnPlan,
   type SandboxSpawnSpec,
-} from '@ghost/core';
+} from '@ghost/core/sandbox';
 import { defaultRealpath } from './mac-path-resolver.js';
 import { type SeatbeltPolicy, seatbeltPolicy } from './seatbelt-policy.js';
 
@@ -55,7 +55,7 @@ const profileTarget: SandboxPlanTarget = {
  *
  * The spec's limits do not shape the profile and are not checked here.
  *
- * @throws ConfigurationError for a malformed spec (as `planSandboxSpawn` in `@ghost/core`
+ * @throws ConfigurationError for a malformed spec (as `planSandboxSpawn` in `@ghost/core/sandbox`
  *   rejects it), a path that is relative, not valid Unicode, longer than macOS accepts or that
  *   cannot be resolved, or a workspace that is `/`.
  *

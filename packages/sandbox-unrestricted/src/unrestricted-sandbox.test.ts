@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import {
   ConfigurationError,
+  createRuntime,
   type SandboxProcess,
   type SandboxSpawnSpec,
   SandboxUnavailableError,
@@ -396,5 +397,13 @@ describe('unrestrictedSandbox', () => {
     await expect(unrestrictedSandbox.spawn(nodeSpec(workspace, '', { cwd: missing }))).rejects.toThrow(
       /cwd .* cannot be used/,
     );
+  });
+
+  it("is what the registry loads for 'unrestricted', and never for 'native'", async () => {
+    const runtime = createRuntime({ importModule: (specifier) => import(/* @vite-ignore */ specifier) });
+    expect(await runtime.registry.sandbox('unrestricted')).toBe(unrestrictedSandbox);
+    if (process.platform === 'linux' || process.platform === 'darwin') {
+      expect(await runtime.registry.sandbox('native').catch(() => undefined)).not.toBe(unrestrictedSandbox);
+    }
   });
 });

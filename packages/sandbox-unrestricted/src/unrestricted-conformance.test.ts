@@ -1,5 +1,5 @@
-import { unrestrictedSandbox } from '@ghost/code-mode';
-import { describeSandboxConformance } from './index.js';
+import { describeSandboxConformance } from '@ghost/sandbox-testkit';
+import { unrestrictedSandbox } from './index.js';
 
 // The backend that contains nothing: the contract cases must pass, and nearly every escape case
 // is skipped with the capability it does not declare.

@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
-import { ConfigurationError, SandboxUnavailableError } from './errors.js';
-import type { SandboxCapabilities, SandboxLimits, SandboxNetwork, SandboxSpawnSpec } from './sandbox.js';
+import { ConfigurationError, SandboxUnavailableError } from '../errors.js';
+import type { SandboxCapabilities, SandboxLimits, SandboxNetwork, SandboxSpawnSpec } from '../sandbox.js';
 
 /** The largest `wallSeconds` a Node timer can wait; a larger delay would fire after 1 ms instead. */
 const largestWallSeconds = Math.floor((2 ** 31 - 1) / 1_000);

@@ -1,4 +1,4 @@
-import type { BoundedOutput } from './sandbox.js';
+import type { BoundedOutput } from '../sandbox.js';
 
 /** How many bytes of a stream a {@link BoundedOutputBuffer} keeps by default: 64 KiB. */
 export const defaultBoundedOutputBytes = 64 * 1024;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, SandboxUnavailableError } from './errors.js';
-import { noSandboxCapabilities, type SandboxCapabilities, type SandboxSpawnSpec } from './sandbox.js';
+import { ConfigurationError, SandboxUnavailableError } from '../errors.js';
+import { noSandboxCapabilities, type SandboxCapabilities, type SandboxSpawnSpec } from '../sandbox.js';
 import { planSandboxSpawn } from './sandbox-spawn-plan.js';
 
 const nothing: SandboxCapabilities = { ...noSandboxCapabilities, environmentIsolation: true };

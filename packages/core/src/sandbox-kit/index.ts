@@ -1,0 +1,64 @@
+/**
+ * For sandbox backend authors: the contract a backend implements (`SandboxBackendV1`) and the kit
+ * every Ghost backend is built on, so a backend only says how to wrap its command, how to detect
+ * itself, and what it enforces. Applications do not need this entry point.
+ *
+ * - {@link planSandboxSpawn} checks a spawn spec against the backend's capabilities and applies
+ *   its defaults; {@link checkSpawnDirectories} checks the workspace and working directory.
+ * - {@link startSandboxChild} starts the (wrapped) command in its own process group with the pipes
+ *   the contract needs.
+ * - {@link superviseSandboxProcess} turns the child into a `SandboxProcess`: wall timer, abort,
+ *   `exited` after the output drained, `kill()`, and an idempotent `close()` with a deadline and a
+ *   `CleanupError`, which tears down the {@link SandboxProcessTree} and removes the workspace.
+ * - {@link processGroupTree} reaches a process group; {@link BoundedOutputBuffer} keeps bounded output.
+ *
+ * The guide `docs/guides/sandbox-backend.md` walks through a complete backend, and
+ * `@ghost/sandbox-testkit`'s `describeSandboxConformance` tests one.
+ *
+ * @example
+ * ```ts
+ * import { defineSandboxBackend, planSandboxSpawn, checkSpawnDirectories, startSandboxChild,
+ *   superviseSandboxProcess, processGroupTree } from '@ghost/core/sandbox';
+ *
+ * export const niceSandbox = defineSandboxBackend({
+ *   kind: 'sandbox', specificationVersion: 'sandbox-v1', name: 'nice', platforms: ['linux'],
+ *   detect: async () => ({ available: true, capabilities }),
+ *   async spawn(spec) {
+ *     const plan = planSandboxSpawn(spec, { name: 'nice', capabilities });
+ *     await checkSpawnDirectories(plan);
+ *     const child = await startSandboxChild(plan, { backend: 'nice', command: '/usr/bin/nice', args: [plan.command, ...plan.args] });
+ *     return superviseSandboxProcess({ backend: 'nice', plan, child, tree: processGroupTree(child.pid!) });
+ *   },
+ * });
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+export { CleanupError, ConfigurationError, SandboxUnavailableError } from '../errors.js';
+export {
+  type BoundedOutput,
+  defineSandboxBackend,
+  noSandboxCapabilities,
+  type SandboxBackendV1,
+  type SandboxCapabilities,
+  type SandboxCheck,
+  type SandboxDetection,
+  type SandboxExit,
+  type SandboxLimits,
+  type SandboxNetwork,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+} from '../sandbox.js';
+export { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output.js';
+export { processGroupTree } from './process-group-tree.js';
+export { beforeDeadline, streamsSettled } from './process-waiting.js';
+export { ignoreLaterErrors, type SandboxChildLaunch, startSandboxChild } from './sandbox-child.js';
+export type { SandboxProcessTree } from './sandbox-process-tree.js';
+export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+export {
+  type SandboxSupervisionOptions,
+  sandboxCloseTimeoutMilliseconds,
+  superviseSandboxProcess,
+} from './sandbox-supervision.js';
+export { checkSpawnDirectories } from './spawn-directories.js';

@@ -1,0 +1,265 @@
+import type { ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Duplex } from 'node:stream';
+import { CleanupError } from '../errors.js';
+import type { SandboxExit, SandboxLimits, SandboxProcess } from '../sandbox.js';
+import { BoundedOutputBuffer } from './bounded-output.js';
+import { beforeDeadline, streamsSettled } from './process-waiting.js';
+import { ignoreLaterErrors } from './sandbox-child.js';
+import type { SandboxProcessTree } from './sandbox-process-tree.js';
+import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+
+/** How long `close()` waits for the tree to be gone and the child to exit before its `CleanupError`. */
+export const sandboxCloseTimeoutMilliseconds = 5_000;
+
+/** The first pause between two `terminate()` calls in `close()`; it doubles up to the longest. */
+const firstClosePollMilliseconds = 5;
+const longestClosePollMilliseconds = 50;
+
+/**
+ * How long `exited` waits, after the child has exited, for stdout and stderr to deliver the bytes
+ * still in the pipes. Bounded because a background process may hold the pipes open for ever.
+ */
+const outputDrainMilliseconds = 250;
+
+/** The options of {@link superviseSandboxProcess}. */
+export interface SandboxSupervisionOptions {
+  /** The backend's name, for the messages and details of its errors. */
+  readonly backend: string;
+  /** The checked spec: its `extraFds`, `limits.wallSeconds`, `signal` and `workspace` are used here. */
+  readonly plan: SandboxSpawnPlan;
+  /**
+   * The started child (its `spawn` event has fired, so it has a pid), with stdout and stderr piped
+   * and the plan's channels at fd 3 and on, as {@link startSandboxChild} starts it. Pipes past the
+   * channels (a launcher's own) are closed with the rest by `close()`.
+   */
+  readonly child: ChildProcess;
+  /** Everything the child started, as the backend reaches it; {@link processGroupTree} for a process group. */
+  readonly tree: SandboxProcessTree;
+  /**
+   * A buffer already collecting the child's stderr, for a backend that read it before the sandbox
+   * existed (to explain a failed start). Default: a new 64 KiB buffer.
+   */
+  readonly stderr?: BoundedOutputBuffer;
+  /**
+   * Turns the child's exit into the program's: a launcher that reports a signal as exit status
+   * 128 + n gives back the signal, and a backend that can tell which limit ended the process (a
+   * cgroup's out-of-memory count) sets `limitExceeded`. Called once; a rejection keeps the exit
+   * as Node reported it.
+   */
+  readonly interpretExit?: (exit: SandboxExit) => SandboxExit | Promise<SandboxExit>;
+  /**
+   * Starts a watch the backend keeps on a limit the kernel does not enforce for it (memory sampled
+   * from /proc): it calls `exceeded` with the limit once it is crossed, and the tree is killed.
+   * Returns the function that stops the watch; it is called when the child exits or `close()` starts.
+   */
+  readonly watchLimits?: (exceeded: (limit: keyof SandboxLimits) => void) => () => void;
+}
+
+/**
+ * Wraps a started child in the `SandboxProcess` contract, so a backend only decides how to start
+ * its command and how to reach its process tree. It provides:
+ *
+ * - the channels (fd 3 and on) and bounded stdout and stderr (64 KiB each, counted beyond that);
+ * - the wall timer (`limits.wallSeconds`) and the plan's abort signal, each killing the tree;
+ * - `exited`, which never rejects, settles once the child exited and its last output was read,
+ *   and reports `limitExceeded` for the wall clock, a backend's own watch, `SIGXCPU` under
+ *   `cpuSeconds` and `SIGXFSZ` under `fileBytes`;
+ * - `kill(signal)`, which signals the tree until `close()` released it, then does nothing (its ids
+ *   may belong to someone else by then);
+ * - `close()`, idempotent: kills the tree until it is gone and waits for the child to exit, both
+ *   within 5 s, closes every pipe, releases the tree and removes the workspace; it rejects with
+ *   one `CleanupError` listing every part that failed.
+ *
+ * @example
+ * ```ts
+ * async spawn(spec) {
+ *   const plan = planSandboxSpawn(spec, { name: 'nice', capabilities });
+ *   await checkSpawnDirectories(plan);
+ *   const child = await startSandboxChild(plan, { backend: 'nice', command: '/usr/bin/nice', args: [plan.command, ...plan.args] });
+ *   return superviseSandboxProcess({ backend: 'nice', plan, child, tree: processGroupTree(child.pid!) });
+ * }
+ * ```
+ */
+export function superviseSandboxProcess(options: SandboxSupervisionOptions): SandboxProcess {
+  const { backend, plan, child, tree } = options;
+  const pid = child.pid;
+  if (pid === undefined) {
+    throw new TypeError('superviseSandboxProcess needs a started child: wait for its spawn event first.');
+  }
+  ignoreLaterErrors(child);
+  const channels = child.stdio.slice(3, 3 + plan.extraFds).filter((stream) => stream instanceof Duplex);
+  const stdoutStream = child.stdout;
+  const stderrStream = child.stderr;
+  if (stdoutStream === null || stderrStream === null || channels.length !== plan.extraFds) {
+    // Nothing will supervise this child, so it must not outlive the mistake.
+    killUnsupervised(child, tree);
+    throw new TypeError(
+      `The child needs stdout, stderr and ${plan.extraFds} channel pipe(s) at fd 3 and on, as startSandboxChild opens them.`,
+    );
+  }
+  const stdout = new BoundedOutputBuffer();
+  stdoutStream.on('data', (chunk: Buffer) => stdout.append(chunk));
+  let stderr = options.stderr;
+  if (stderr === undefined) {
+    const buffer = new BoundedOutputBuffer();
+    stderrStream.on('data', (chunk: Buffer) => buffer.append(chunk));
+    stderr = buffer;
+  }
+
+  let exceeded: keyof SandboxLimits | undefined;
+  let released = false;
+  const killTree = () => {
+    try {
+      tree.signal('SIGKILL');
+    } catch {
+      // Called from a timer, an abort listener or a watch: nowhere to report to. close() checks
+      // afterwards whether the tree really ended.
+    }
+  };
+  const exceed = (limit: keyof SandboxLimits) => {
+    exceeded ??= limit;
+    killTree();
+  };
+  const wallSeconds = plan.limits.wallSeconds;
+  const wallTimer =
+    wallSeconds === undefined ? undefined : setTimeout(() => exceed('wallSeconds'), wallSeconds * 1_000);
+  // The timer must not keep the parent alive on its own; the child's pipes already do while it runs.
+  wallTimer?.unref();
+  const stopWatch = options.watchLimits?.(exceed);
+  const onAbort = () => killTree();
+  plan.signal?.addEventListener('abort', onAbort, { once: true });
+  let isWatching = true;
+  const stopWatching = () => {
+    if (!isWatching) return;
+    isWatching = false;
+    if (wallTimer !== undefined) clearTimeout(wallTimer);
+    stopWatch?.();
+    plan.signal?.removeEventListener('abort', onAbort);
+  };
+  // The signal may have been aborted while the child was starting.
+  if (plan.signal?.aborted) onAbort();
+
+  const exited = new Promise<SandboxExit>((resolve) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      stopWatching();
+      const reported: SandboxExit = { code, signal };
+      // settleExit catches what can fail; the fallback only keeps `exited` from ever rejecting.
+      settleExit(reported).then(resolve, () => resolve(reported));
+    };
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
+  });
+  const settleExit = async (reported: SandboxExit): Promise<SandboxExit> => {
+    let exit = reported;
+    try {
+      if (options.interpretExit !== undefined) exit = await options.interpretExit(reported);
+    } catch {
+      // The backend could not say more about this exit; Node's account of it still holds.
+    }
+    // A limit the parent enforced counts only when the kill ended the process, not when the
+    // program exited by itself at the moment the limit came.
+    const limitExceeded =
+      (exit.signal !== null ? exceeded : undefined) ?? exit.limitExceeded ?? limitOfSignal(exit, plan);
+    // Let the pipes hand over what the child wrote just before it exited, so diagnostics read
+    // after `exited` are complete.
+    await streamsSettled([stdoutStream, stderrStream], outputDrainMilliseconds);
+    const { limitExceeded: _, ...rest } = exit;
+    return limitExceeded === undefined ? rest : { ...rest, limitExceeded };
+  };
+
+  const close = async (): Promise<void> => {
+    stopWatching();
+    const deadline = Date.now() + sandboxCloseTimeoutMilliseconds;
+    const seconds = sandboxCloseTimeoutMilliseconds / 1_000;
+    const problems: string[] = [];
+    if (!(await terminateBefore(tree, deadline))) {
+      const survivors = await tree.describeSurvivors().catch(() => 'processes of the sandbox');
+      problems.push(`${survivors} were still running ${seconds} s after SIGKILL`);
+    }
+    if ((await beforeDeadline(exited, deadline)) === undefined) {
+      problems.push(
+        `process ${pid} (${basename(child.spawnfile)}) did not exit within ${seconds} s of SIGKILL`,
+      );
+    }
+    released = true;
+    for (const stream of child.stdio) stream?.destroy();
+    if (tree.release !== undefined) {
+      await tree.release().catch((error: unknown) => {
+        problems.push(`what held its processes could not be released: ${errorMessage(error)}`);
+      });
+    }
+    let removalError: unknown;
+    try {
+      await rm(plan.workspace, { recursive: true, force: true, maxRetries: 3 });
+    } catch (error) {
+      removalError = error;
+      problems.push(`the workspace ${plan.workspace} could not be removed: ${errorMessage(error)}`);
+    }
+    if (problems.length > 0) {
+      throw new CleanupError(`Closing the ${backend} sandbox process failed: ${problems.join('; ')}.`, {
+        cause: removalError,
+        details: { backend, pid, workspace: plan.workspace, problems },
+      });
+    }
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    pid,
+    channel: channels[0]!,
+    channels,
+    stdout,
+    stderr,
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGKILL') {
+      // Not only until the child exits: processes it started may outlive it. After close() the
+      // tree is gone and its ids may belong to someone else.
+      if (released) return;
+      tree.signal(signal);
+    },
+    close() {
+      closing ??= close();
+      return closing;
+    },
+  };
+}
+
+/** Kills a child the kit refused to supervise, and its tree, and closes its pipes. */
+function killUnsupervised(child: ChildProcess, tree: SandboxProcessTree): void {
+  try {
+    tree.signal('SIGKILL');
+  } catch {
+    // The child itself is killed below either way.
+  }
+  child.kill('SIGKILL');
+  for (const stream of child.stdio) stream?.destroy();
+}
+
+/** Calls `terminate()` until the tree is gone; false when the deadline passes first. */
+async function terminateBefore(tree: SandboxProcessTree, deadline: number): Promise<boolean> {
+  let pause = firstClosePollMilliseconds;
+  for (;;) {
+    if (await tree.terminate().catch(() => false)) return true;
+    if (Date.now() >= deadline) return false;
+    await delay(Math.min(pause, Math.max(1, deadline - Date.now())));
+    pause = Math.min(pause * 2, longestClosePollMilliseconds);
+  }
+}
+
+/** The limit an operating-system signal reports, when the plan asked for that limit. */
+function limitOfSignal(exit: SandboxExit, plan: SandboxSpawnPlan): keyof SandboxLimits | undefined {
+  if (exit.signal === 'SIGXCPU' && plan.limits.cpuSeconds !== undefined) return 'cpuSeconds';
+  if (exit.signal === 'SIGXFSZ' && plan.limits.fileBytes !== undefined) return 'fileBytes';
+  return undefined;
+}
+
+/** Waits, keeping the parent alive for as long, for the same reason as {@link beforeDeadline}. */
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,36 @@
+import { stat } from 'node:fs/promises';
+import { ConfigurationError } from '../errors.js';
+import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+
+/**
+ * Checks that the plan's workspace and working directory exist and are directories, the part of a
+ * spawn spec {@link planSandboxSpawn} leaves to `spawn` because it needs the filesystem. Call it
+ * before starting anything, so a bad path is the caller's mistake, not a failed sandbox.
+ *
+ * @throws ConfigurationError naming the field and the path, when one is missing or not a directory.
+ *
+ * @example
+ * ```ts
+ * const plan = planSandboxSpawn(spec, { name: 'jail', capabilities });
+ * await checkSpawnDirectories(plan);
+ * ```
+ */
+export async function checkSpawnDirectories(plan: SandboxSpawnPlan): Promise<void> {
+  await requireDirectory(plan.workspace, 'workspace');
+  if (plan.cwd !== plan.workspace) await requireDirectory(plan.cwd, 'cwd');
+}
+
+async function requireDirectory(path: string, field: string): Promise<void> {
+  const found = await stat(path).catch((error: unknown) => {
+    throw new ConfigurationError(
+      `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass an existing directory.`,
+      { cause: error, details: { [field]: path } },
+    );
+  });
+  if (!found.isDirectory()) {
+    throw new ConfigurationError(
+      `The spawn spec's ${field} ${path} is not a directory. Pass an existing directory.`,
+      { details: { [field]: path } },
+    );
+  }
+}
