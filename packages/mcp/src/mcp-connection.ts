@@ -22,6 +22,8 @@ const clientInfo = { name: 'ghost', version: '0.1.0' };
 interface Session {
   readonly client: Client;
   readonly transport: Transport;
+  /** Set when an HTTP message went over the byte cap: the session was closed for that reason. */
+  limitFailure?: McpLimitError;
 }
 
 /**
@@ -60,7 +62,14 @@ export class McpConnection {
 
   async #open(): Promise<Session> {
     const { name, limits } = this.#options;
-    const transport = this.#createTransport();
+    let session: Session | undefined;
+    const transport = this.#createTransport((failure) => {
+      // Which request the oversized message answered is unknown, so the session is closed:
+      // its calls in flight fail with this error, and the next call opens a new session.
+      if (!session || session.limitFailure) return;
+      session.limitFailure = failure;
+      void session.client.close().catch(() => {});
+    });
     const client = new Client(clientInfo, { capabilities: {} });
     // Transport errors also reach pending calls as rejections; nothing more to do with them here.
     client.onerror = () => {};
@@ -77,10 +86,11 @@ export class McpConnection {
         { cause: reason, details: { server: name } },
       );
     }
-    return { client, transport };
+    session = { client, transport };
+    return session;
   }
 
-  #createTransport(): Transport {
+  #createTransport(onLimit: (failure: McpLimitError) => void): Transport {
     const options = this.#options;
     if (options.transport === 'stdio') {
       const { command, args = [], env = {}, cwd } = options.stdio;
@@ -94,7 +104,7 @@ export class McpConnection {
     }
     return new StreamableHTTPClientTransport(options.url, {
       requestInit: { headers: options.headers },
-      fetch: boundedFetch(options.limits.maxMessageBytes),
+      fetch: boundedFetch(options.limits.maxMessageBytes, onLimit),
     });
   }
 
@@ -102,6 +112,7 @@ export class McpConnection {
     if (this.#isClosed) throw this.#closedError();
     if (this.#reconnecting) return this.#reconnecting;
     if (!this.#session) throw this.#closedError();
+    if (this.#session.limitFailure) return this.#reconnect(this.#session);
     return this.#session;
   }
 
@@ -189,7 +200,7 @@ export class McpConnection {
 
   #translate(error: unknown, session: Session, what: string): unknown {
     const { name } = this.#options;
-    const closeReason = closeReasonOf(session.transport);
+    const closeReason = session.limitFailure ?? closeReasonOf(session.transport);
     if (GhostError.isInstance(error)) return error;
     if (closeReason && McpLimitError.isInstance(closeReason)) return closeReason;
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {

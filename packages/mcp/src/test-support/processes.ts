@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ToolContext } from '@ghost/core';
 
@@ -56,4 +57,56 @@ export async function failureOf(work: () => unknown): Promise<unknown> {
   } catch (error) {
     return error;
   }
+}
+
+/** A server process serving HTTP on 127.0.0.1, and how to end it. */
+export interface HttpServerProcess {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `args` with this Node.js and resolves once its output says which port it serves (a
+ * free one: `PORT` is found here for servers that take it).
+ */
+export async function startHttpServer(
+  args: readonly string[],
+  env: Record<string, string>,
+  portPattern: RegExp,
+): Promise<HttpServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...args], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const servedPort = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = portPattern.exec(output);
+      if (match) resolve(Number(match[1]));
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    void closed.then(() => reject(new Error(`The HTTP server exited before listening: ${output}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${servedPort}/mcp`,
+    async stop() {
+      child.kill('SIGKILL');
+      await closed;
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -1,15 +1,22 @@
 // A small MCP server for the tests, on the SDK's real server classes. MODE=tools (default) has
 // tools for slow calls, crashes, huge answers, errors, images and tool-list changes;
-// MODE=paginate lists PAGES pages of 10 tools ('forever' never stops paginating).
-
+// MODE=paginate lists PAGES pages of 10 tools ('forever' never stops paginating); MODE=http
+// serves the tools over Streamable HTTP on 127.0.0.1 (a free port, printed as `port <n>`),
+// answering 404 to a session it has forgotten (tool `forget-sessions`), as the spec says.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const tinyPng =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+const httpSessions = new Map();
+let sessionsCreated = 0;
 
 function toolsServer() {
   const server = new McpServer({ name: 'ghost-test', version: '1.0.0' });
@@ -91,7 +98,54 @@ function toolsServer() {
       return { content: [{ type: 'text', text: `removed ${name}` }] };
     },
   );
+  server.registerTool(
+    'request-header',
+    { description: 'The value of one request header.', inputSchema: { name: z.string() } },
+    async ({ name }, context) => ({
+      content: [{ type: 'text', text: String(context.requestInfo?.headers?.[name] ?? '') }],
+    }),
+  );
+  server.registerTool('forget-sessions', { description: 'Forgets every HTTP session.' }, async () => {
+    httpSessions.clear();
+    return { content: [{ type: 'text', text: 'forgotten' }] };
+  });
+  server.registerTool(
+    'sessions-created',
+    { description: 'How many HTTP sessions were created.', outputSchema: { created: z.number() } },
+    async () => ({
+      content: [{ type: 'text', text: String(sessionsCreated) }],
+      structuredContent: { created: sessionsCreated },
+    }),
+  );
   return server;
+}
+
+function serveHttp() {
+  const http = createServer(async (request, response) => {
+    const sessionId = request.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const transport = httpSessions.get(sessionId);
+      if (!transport) {
+        response.writeHead(404, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
+        );
+        return;
+      }
+      await transport.handleRequest(request, response);
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessionsCreated += 1;
+        httpSessions.set(id, transport);
+      },
+    });
+    await toolsServer().connect(transport);
+    await transport.handleRequest(request, response);
+  });
+  http.listen(0, '127.0.0.1', () => process.stdout.write(`port ${http.address().port}\n`));
 }
 
 function paginatingServer() {
@@ -113,8 +167,12 @@ function paginatingServer() {
   return server;
 }
 
-const server = process.env.MODE === 'paginate' ? paginatingServer() : toolsServer();
-await server.connect(new StdioServerTransport());
+if (process.env.MODE === 'http') {
+  serveHttp();
+} else {
+  const server = process.env.MODE === 'paginate' ? paginatingServer() : toolsServer();
+  await server.connect(new StdioServerTransport());
+}
 
 if (process.env.STUBBORN === '1') {
   // A server that ignores SIGTERM and stdin's end: only SIGKILL ends it.
