@@ -21,11 +21,17 @@ export function boundedFetch(
     if (response.body === null) return response;
     const isEventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     const counted = response.body.pipeThrough(countingStream(maxMessageBytes, isEventStream, onLimit));
-    return new Response(counted, {
+    const bounded = new Response(counted, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     });
+    // A constructed Response has no url and was not redirected; the SDK reads both.
+    Object.defineProperties(bounded, {
+      url: { value: response.url },
+      redirected: { value: response.redirected },
+    });
+    return bounded;
   };
 }
 

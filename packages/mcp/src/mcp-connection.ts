@@ -246,11 +246,28 @@ export class McpConnection {
     this.#session = undefined;
     if (!session) return;
     if (session.transport instanceof StreamableHTTPClientTransport) {
-      await session.transport.terminateSession().catch(() => {});
+      // Ending the session on the server is a courtesy: a server that does not answer soon
+      // must not hold up close().
+      await withTimeout(session.transport.terminateSession(), terminateTimeoutMs).catch(() => {});
     }
     await session.client.close();
     // The SDK's close does not wait for a stdio server to exit; ours does.
     await session.transport.close();
+  }
+}
+
+const terminateTimeoutMs = 5_000;
+
+/** `work`, or a rejection once `timeoutMs` has passed; the timer never outlives it. */
+async function withTimeout<Result>(work: Promise<Result>, timeoutMs: number): Promise<Result> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`No answer within ${timeoutMs} ms.`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

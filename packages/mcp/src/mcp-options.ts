@@ -44,6 +44,7 @@ export interface McpCommonOptions {
 export interface McpStdioOptions extends McpCommonOptions {
   /** The program to run, such as `process.execPath` or `uvx`. Looked up on `env.PATH` when given. */
   readonly command: string;
+  /** The arguments given to `command`. */
   readonly args?: readonly string[];
   /** The server's whole environment, such as `{ PATH: process.env.PATH ?? '', API_TOKEN: token }`. */
   readonly env?: Readonly<Record<string, string>>;

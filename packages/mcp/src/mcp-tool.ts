@@ -11,6 +11,12 @@ export interface McpToolFactory {
   readonly toolPrefix: string;
   readonly timeoutMs: number;
   readonly connection: McpConnection;
+  /**
+   * Resolves once a tool-list refresh that is under way has finished. A server announces a list
+   * change before it answers the call that made it, so a call that waits for this returns only
+   * once the new tools are in place (the next program or model turn sees them).
+   */
+  readonly listSettled?: () => Promise<void>;
 }
 
 /** How deeply a server's schema may nest: deeper ones are refused before anything walks them. */
@@ -42,7 +48,7 @@ export function ghostToolName(toolPrefix: string, mcpName: string): string {
  * `McpConnectionError`, as is a schema Ghost cannot compile.
  */
 export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFactory): Tool[] {
-  const { serverName, toolPrefix, timeoutMs, connection } = factory;
+  const { serverName, toolPrefix, timeoutMs, connection, listSettled } = factory;
   const byName = new Map<string, string>();
   const tools: Tool[] = [];
   for (const mcpTool of mcpTools) {
@@ -74,8 +80,11 @@ export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFacto
             ? { output: mcpTool.outputSchema as unknown as TSchema }
             : {}),
           timeoutMs,
-          execute: async (input, context) =>
-            toolResultOf(await connection.callTool(mcpName, input, context.signal), name),
+          execute: async (input, context) => {
+            const result = await connection.callTool(mcpName, input, context.signal);
+            await listSettled?.();
+            return toolResultOf(result, name);
+          },
         }),
       );
     } catch (cause) {

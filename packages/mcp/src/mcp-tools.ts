@@ -45,11 +45,13 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpServerTools
 export async function connectMcpServer(options: ResolvedMcpOptions): Promise<McpServerTools> {
   const connection = new McpConnection(options);
   await connection.connect();
+  let refreshing: Promise<void> | undefined;
   const factory = {
     serverName: options.name,
     toolPrefix: options.toolPrefix,
     timeoutMs: options.timeoutMs,
     connection,
+    listSettled: () => refreshing ?? Promise.resolve(),
   };
   let tools: readonly Tool[];
   try {
@@ -59,7 +61,6 @@ export async function connectMcpServer(options: ResolvedMcpOptions): Promise<Mcp
     throw error;
   }
   const listeners = new Set<() => void>();
-  let isRefreshing = false;
   let isRefreshWanted = false;
   // Notices that arrive during a refresh fold into one more refresh, so the list read last wins.
   const refresh = async (): Promise<void> => {
@@ -76,11 +77,9 @@ export async function connectMcpServer(options: ResolvedMcpOptions): Promise<Mcp
   };
   connection.onListChange(() => {
     isRefreshWanted = true;
-    if (isRefreshing) return;
-    isRefreshing = true;
     // refresh() never rejects: a failed read keeps the previous tools.
-    void refresh().finally(() => {
-      isRefreshing = false;
+    refreshing ??= refresh().finally(() => {
+      refreshing = undefined;
     });
   });
   let closing: Promise<void> | undefined;
