@@ -43,6 +43,7 @@ export interface OpenedToolSource {
  * ```
  */
 export interface ToolSource {
+  /** Marks the object as a tool source among an agent's tools. */
   readonly kind: 'tool-source';
   /** Names the source in errors, such as the MCP server's name. */
   readonly name: string;
