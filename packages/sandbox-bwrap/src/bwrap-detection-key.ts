@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { release } from 'node:os';
-import { promisify } from 'node:util';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
 import { findExecutable } from './host-tools.js';
-
-const run = promisify(execFile);
 
 /** What a detection depends on for one executable: where it is and which build it is. */
 async function executableIdentity(name: string): Promise<Record<string, unknown> | undefined> {
@@ -36,21 +32,19 @@ function cgroupMounts(mountInfo: string | undefined): string[] {
 
 /**
  * The key a cached bubblewrap detection is valid for: everything its result depends on that can
- * change between two processes. bubblewrap's path, version, size and modification time (and
- * those of bash, prlimit and setpriv, which the launcher runs), the kernel release, this
- * process's uid and gid, its cgroups and the cgroup mounts, the sysctls that allow user
- * namespaces, Node's binary and version (the proof runs it) and the backend's options. Reading
- * it costs a few file reads and one `bwrap --version`, against a proof that starts a sandbox.
- * Undefined when bubblewrap is not found: that detection fails fast, and is never cached.
+ * change between two processes. bubblewrap's binary (its path, real path, device, inode, size and
+ * modification time: a new version is a new file, so this names the version without running
+ * `bwrap --version`, which would cost a process start on every cache hit), the same for bash,
+ * prlimit and setpriv (which the launcher runs) and Node (which the proof runs, with its version),
+ * the kernel release, this process's uid and gid, its cgroups and the cgroup mounts, the sysctls
+ * that allow user namespaces, and the backend's options. Reading it costs a few `stat`s and file
+ * reads, against a proof that starts a sandbox. Undefined when bubblewrap is not found: that
+ * detection fails fast, and is never cached.
  */
 export async function bwrapDetectionKey(options: BwrapSandboxOptions): Promise<string | undefined> {
   const bwrap = await executableIdentity(options.bwrapPath ?? 'bwrap');
   if (bwrap === undefined) return undefined;
-  const [version, bash, prlimit, setpriv, node, cgroups, mountInfo, ...sysctls] = await Promise.all([
-    run(bwrap.path as string, ['--version'], { env: {}, timeout: 5_000 }).then(
-      ({ stdout }) => stdout.trim(),
-      () => undefined,
-    ),
+  const [bash, prlimit, setpriv, node, cgroups, mountInfo, ...sysctls] = await Promise.all([
     executableIdentity('bash'),
     executableIdentity('prlimit'),
     executableIdentity('setpriv'),
@@ -61,10 +55,8 @@ export async function bwrapDetectionKey(options: BwrapSandboxOptions): Promise<s
     readText('/proc/sys/kernel/unprivileged_userns_clone'),
     readText('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
   ]);
-  // A version that cannot be read is no key: detect, as without a cache.
-  if (version === undefined) return undefined;
   return JSON.stringify({
-    bwrap: { ...bwrap, version },
+    bwrap,
     bash,
     prlimit,
     setpriv,

@@ -47,9 +47,9 @@ export interface BwrapSandboxOptions {
    * Where `detect()` caches what it found, so the next process on this machine skips the proof
    * that starts a sandbox (see `docs/decisions/2026-12-04-import-and-session-open-time.md`).
    * `'auto'` (default): `$XDG_CACHE_HOME/ghost`, else `~/.cache/ghost`. `{ directory }`: that
-   * directory. `'off'`: detect in every process. An entry holds only while bubblewrap (path,
-   * version, size, modification time), the kernel release, the uid, the cgroups and the options
-   * it was found with stay the same. The environment variable `GHOST_SANDBOX_DETECTION_CACHE=off`
+   * directory. `'off'`: detect in every process. An entry holds only while bubblewrap's binary
+   * (path, inode, size, modification time: a new version is a new file), the kernel release, the
+   * uid, the cgroups and the options it was found with stay the same. The environment variable `GHOST_SANDBOX_DETECTION_CACHE=off`
    * turns it off for every backend.
    */
   readonly detectionCache?: 'auto' | 'off' | { readonly directory: string };
