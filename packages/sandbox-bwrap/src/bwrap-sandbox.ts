@@ -49,8 +49,8 @@ export interface BwrapSandboxOptions {
    * `'auto'` (default): `$XDG_CACHE_HOME/ghost`, else `~/.cache/ghost`. `{ directory }`: that
    * directory. `'off'`: detect in every process. An entry holds only while bubblewrap's binary
    * (path, inode, size, modification time: a new version is a new file), the kernel release, the
-   * uid, the cgroups and the options it was found with stay the same. The environment variable `GHOST_SANDBOX_DETECTION_CACHE=off`
-   * turns it off for every backend.
+   * uid, the cgroups and the options it was found with stay the same. The environment variable
+   * `GHOST_SANDBOX_DETECTION_CACHE=off` turns it off for every backend.
    */
   readonly detectionCache?: 'auto' | 'off' | { readonly directory: string };
 }
@@ -62,6 +62,7 @@ function detectionCacheDirectory(choice: BwrapSandboxOptions['detectionCache']):
   return choice.directory;
 }
 
+/** Checks the `detectionCache` option at creation, so a typo fails there and not at the first spawn. */
 function checkDetectionCache(choice: unknown): void {
   if (choice === undefined || choice === 'auto' || choice === 'off') return;
   const directory = (choice as { directory?: unknown } | null)?.directory;
