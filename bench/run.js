@@ -1,11 +1,13 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
 // Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, the
 // engines side by side from engines.js, and code mode against direct tool calls through a real
-// provider from model-turns.js.
+// provider from model-turns.js, and cold start (fresh Node processes: imports, session open, first
+// result) from cold-start.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
+import { coldStartFigures } from './cold-start.js';
 import { engineFigures } from './engines.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
@@ -39,8 +41,16 @@ const codeMode = await codeModeFigures();
 const sandbox = await sandboxFigures();
 const engines = await engineFigures();
 const modelTurns = await modelTurnFigures();
+const coldStart = await coldStartFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
-printTable([...results, ...codeMode.results, ...(sandbox.results ?? []), ...engines.results]);
+printTable([
+  ...results,
+  ...codeMode.results,
+  ...(sandbox.results ?? []),
+  ...engines.results,
+  ...coldStart.results,
+]);
+for (const line of coldStart.modules) console.log(`modules loaded by ${line}`);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
 );

@@ -204,13 +204,20 @@ async function startCodeMode(
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
   const except = settings.except ?? [];
   const initial = splitTools(tools, except, where);
-  const engine = await resolveEngine(settings.engine ?? 'quickjs', runtime);
+  // The sandbox is detected while the engine loads; an engine problem is still reported first.
+  const [engineFound, sandboxFound] = await Promise.allSettled([
+    resolveEngine(settings.engine ?? 'quickjs', runtime),
+    createSandboxFactory(sandboxChoice, runtime, limits),
+  ]);
+  if (engineFound.status === 'rejected') throw engineFound.reason;
+  const engine = engineFound.value;
   if (!engine.placements.includes(placement)) {
     throw new CodeModeConfigurationError(
       `${where}: engine '${engine.name}' supports placement ${engine.placements.join(' or ')}, not '${placement}'.`,
     );
   }
-  const sandbox = await createSandboxFactory(sandboxChoice, runtime, limits);
+  if (sandboxFound.status === 'rejected') throw sandboxFound.reason;
+  const sandbox = sandboxFound.value;
   context.attachSandbox(sandbox.backend);
   const observationWindowMs = settings.observationWindowMs ?? defaultObservationWindowMs;
   const instructionsOf = (catalog: ToolCatalog) =>

@@ -1,6 +1,15 @@
 import { defineTool, type EmitProgramEvent, type Tool, ToolResult } from '@ghost/core';
-import { Type } from 'typebox';
+import type { TObject, TString } from 'typebox';
 import type { CodeModeSession, ProgramResult } from './engine.js';
+
+// The control tools' input schemas, written out as the JSON Schema typebox's builder would make,
+// so importing code mode loads no typebox (its builder alone is a few hundred modules).
+const execInput = {
+  type: 'object',
+  required: ['source'],
+  properties: { source: { type: 'string', description: 'The program: JavaScript with top-level await.' } },
+} as unknown as TObject<{ source: TString }>;
+const noInput = { type: 'object', properties: {} } as unknown as TObject<Record<never, never>>;
 
 /** The names of the control tools the model sees in code mode. */
 export const controlToolNames: ReadonlySet<string> = new Set(['exec', 'wait', 'stop']);
@@ -50,9 +59,7 @@ export function createControlTools(
   const exec = defineTool({
     name: 'exec',
     description: `Run a JavaScript program that calls the tools declared in your instructions. Each exec starts a fresh program with no state from earlier ones; it is watched for up to ${seconds} s and returns as soon as it finishes. ${statusGuide}`,
-    input: Type.Object({
-      source: Type.String({ description: 'The program: JavaScript with top-level await.' }),
-    }),
+    input: execInput,
     timeoutMs,
     execute: async ({ source }, context) => {
       const result = await session.execute(source, {
@@ -74,7 +81,7 @@ export function createControlTools(
   const wait = defineTool({
     name: 'wait',
     description: `Watch the program that exec started and that is still working, for up to another ${seconds} s. It does not restart or extend the program and returns only output produced since the last exec or wait. ${statusGuide}`,
-    input: Type.Object({}),
+    input: noInput,
     timeoutMs,
     execute: async (_input, context) =>
       report(await session.wait({ signal: context.signal, controlCallId: context.toolCallId })),
@@ -83,7 +90,7 @@ export function createControlTools(
     name: 'stop',
     description:
       'End the program that is still working, when its result is no longer needed. Returns its last output with status terminated.',
-    input: Type.Object({}),
+    input: noInput,
     timeoutMs,
     execute: async (_input, context) =>
       report(await session.stop({ signal: context.signal, controlCallId: context.toolCallId })),

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Piscina } from 'piscina';
+import type * as PiscinaModule from 'piscina';
 import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { launchProcessHost } from './host-link.js';
@@ -85,6 +86,10 @@ function openThreadSession(
       `Engine '${options.engine}' has no thread host; use placement 'process'.`,
     );
   }
+  // piscina loads only for this placement, not when code mode is imported (see
+  // docs/decisions/2026-12-04-import-and-session-open-time.md); its CommonJS build is the one its
+  // ES module wrapper re-exports, so this is the same instance an `import 'piscina'` gets.
+  const { Piscina } = createRequire(import.meta.url)('piscina') as typeof PiscinaModule;
   // One running program and one spare: the session's own pool, destroyed when it closes.
   const pool = new Piscina({
     filename: pathToFileURL(options.threadScript).href,

@@ -5,7 +5,7 @@ import { errorMessage } from './error-message.js';
 import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from './errors.js';
 import { failedHostLink, type HostLauncher, type HostLink, type LaunchPurpose } from './host-link.js';
 import type { CodeModeLimits } from './limits.js';
-import { prepareProgramSource } from './program-source.js';
+import { loadProgramParser, prepareProgramSource } from './program-source.js';
 import { RunningProgram } from './running-program.js';
 import type { ToolBroker } from './tool-broker.js';
 
@@ -48,6 +48,8 @@ export class HostSession implements CodeModeSession {
   constructor(options: HostSessionOptions) {
     this.#options = options;
     if (options.prewarm) this.#spare = this.#launchSpare();
+    // The parser loads while the first host starts, off the first program's path.
+    void loadProgramParser();
   }
 
   execute(source: string, options: ObserveOptions = {}): Promise<ProgramResult> {
@@ -74,6 +76,7 @@ export class HostSession implements CodeModeSession {
         );
       }
       options.onProgramStart?.();
+      await loadProgramParser();
       const prepared = prepareProgramSource(source);
       if (!prepared.ok) return { status: 'error', output: '', error: prepared.error };
       this.#programsStarted += 1;

@@ -1,4 +1,32 @@
-import { type ExpressionStatement, parse, type Statement, type TryStatement } from 'acorn';
+import { createRequire } from 'node:module';
+import type * as Acorn from 'acorn';
+import type { ExpressionStatement, Statement, TryStatement } from 'acorn';
+
+// acorn is needed only once a program runs, so it loads then, not when code mode is imported:
+// see docs/decisions/2026-12-04-import-and-session-open-time.md.
+let parser: typeof Acorn | undefined;
+let parserLoading: Promise<void> | undefined;
+
+/**
+ * Loads the parser ahead of the first program (a session starts it while its first host starts),
+ * so `prepareProgramSource` then never loads anything. Never rejects: should the load fail,
+ * `prepareProgramSource` loads it itself and reports the failure there.
+ */
+export function loadProgramParser(): Promise<void> {
+  parserLoading ??= import('acorn').then(
+    (loaded) => {
+      parser ??= loaded;
+    },
+    () => undefined,
+  );
+  return parserLoading;
+}
+
+/** The parser, loaded synchronously when nothing loaded it ahead. */
+function programParser(): typeof Acorn {
+  parser ??= createRequire(import.meta.url)('acorn') as typeof Acorn;
+  return parser;
+}
 
 /** The source ready for the engine, or the syntax error the model must fix. */
 export type PreparedSource =
@@ -22,6 +50,7 @@ export type PreparedSource =
 export function prepareProgramSource(source: string): PreparedSource {
   const comments = new Map<number, number>();
   let body: Statement[];
+  const { parse } = programParser();
   try {
     const program = parse(source, {
       ecmaVersion: 'latest',

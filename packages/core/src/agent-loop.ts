@@ -1,5 +1,6 @@
 import { raceAbort } from './abort-race.js';
 import { AgentLimitError, GhostError, ModelError } from './errors.js';
+import { loadSchemaCompiler } from './json-schema-validator.js';
 import type {
   ModelMessage,
   ModelReasoning,
@@ -307,6 +308,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
         messages.push({ role: 'assistant', content: result.text, ...reasoning });
         if (execution.hasPendingInterjections) continue;
         if (output === undefined) break;
+        await loadSchemaCompiler();
         const parsed = output.parse(result.text);
         if (parsed.ok) {
           outputValue = parsed.value;

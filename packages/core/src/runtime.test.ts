@@ -172,3 +172,53 @@ describe('configure and defaultRuntime', () => {
     expect(defaultRuntime()).toBe(current);
   });
 });
+
+describe('detecting the sandbox ahead', () => {
+  function countingBackend(
+    name: string,
+    detect: () => Promise<never> | ReturnType<SandboxBackendV1['detect']>,
+  ) {
+    let detections = 0;
+    const backend: SandboxBackendV1 = {
+      ...sandbox,
+      name,
+      detect: () => {
+        detections += 1;
+        return detect();
+      },
+    };
+    return { backend, detections: () => detections };
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("starts code mode's sandbox detection when the runtime is created, so the first session need not wait", async () => {
+    const counted = countingBackend('counted', sandbox.detect);
+    createRuntime({ sandboxes: [counted.backend], codeMode: { sandbox: 'counted' } });
+    await settle();
+    expect(counted.detections()).toBe(1);
+  });
+
+  it("detects nothing for a runtime without code mode settings, or with sandbox 'unrestricted'", async () => {
+    const counted = countingBackend('counted', sandbox.detect);
+    createRuntime({ sandboxes: [counted.backend] });
+    createRuntime({ sandboxes: [counted.backend], codeMode: { sandbox: 'unrestricted' } });
+    await settle();
+    expect(counted.detections()).toBe(0);
+  });
+
+  it('leaves a failing detection, or a sandbox that is not installed, to the session that needs it', async () => {
+    const failing = countingBackend('failing', () => Promise.reject(new Error('probe crashed')));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      createRuntime({ sandboxes: [failing.backend], codeMode: { sandbox: 'failing' } });
+      createRuntime({ codeMode: { sandbox: 'not-a-backend' } });
+      await settle();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(failing.detections()).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
+});

@@ -160,6 +160,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   registerPlugins(registry, options);
   const root = resolve(workspaceRoot ?? tmpdir());
   const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);
+  if (codeMode !== undefined) detectSandboxAhead(registry, codeMode.sandbox);
   return Object.freeze({
     registry,
     codeMode: Object.freeze({ ...codeMode }),
@@ -167,6 +168,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     telemetry,
     createWorkspace: () => new Workspace({ root }),
   });
+}
+
+/**
+ * Starts detecting code mode's sandbox (default `'native'`) in the background, for a runtime that
+ * configures code mode: a backend remembers its detection, so the first session finds it done
+ * instead of waiting for it. Nothing is reported here; the session that needs the sandbox reports
+ * a missing package or an unavailable sandbox itself.
+ */
+function detectSandboxAhead(registry: Registry, choice: unknown): void {
+  const name = choice ?? 'native';
+  if (name === 'unrestricted') return;
+  const detect = async () => {
+    const backend =
+      typeof name === 'string' ? await registry.sandbox(name) : (name as Partial<SandboxBackendV1>);
+    if (typeof backend?.detect === 'function') await backend.detect();
+  };
+  void detect().catch(() => undefined);
 }
 
 let processDefault: Runtime | undefined;

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import { ConfigurationError } from './errors.js';
-import { compileValidator, type SchemaProblem, toJsonSchema } from './json-schema-validator.js';
+import { compileValidator, toJsonSchema } from './json-schema-validator.js';
 import type { ModelOutputFormat } from './model.js';
 
 /** A run's `output` schema, ready to send to the model and to check its answer. */
@@ -14,7 +14,10 @@ export interface StructuredOutput {
     | { readonly ok: false; readonly problems: readonly string[] };
 }
 
-/** Prepares an `output` schema; a schema typebox cannot compile is a `ConfigurationError`. */
+/**
+ * Prepares an `output` schema. It is compiled when the first answer is checked; a schema typebox
+ * cannot compile makes that `parse` throw a `ConfigurationError`.
+ */
 export function prepareStructuredOutput(agentName: string, schema: TSchema): StructuredOutput {
   if (typeof schema !== 'object' || schema === null) {
     throw new ConfigurationError(
@@ -22,18 +25,15 @@ export function prepareStructuredOutput(agentName: string, schema: TSchema): Str
       { code: 'AGENT_OUTPUT_INVALID' },
     );
   }
-  let validate: (value: unknown) => readonly SchemaProblem[];
-  try {
-    validate = compileValidator(schema);
-  } catch (cause) {
-    throw new ConfigurationError(
-      `Agent '${agentName}' has an output schema typebox cannot compile: ${String(cause)}`,
-      {
-        code: 'AGENT_OUTPUT_INVALID',
-        cause,
-      },
-    );
-  }
+  // Compiled at the first answer checked (see json-schema-validator.ts), not when the agent is defined.
+  const validate = compileValidator(
+    schema,
+    (cause) =>
+      new ConfigurationError(
+        `Agent '${agentName}' has an output schema typebox cannot compile: ${String(cause)}`,
+        { code: 'AGENT_OUTPUT_INVALID', cause },
+      ),
+  );
   return {
     format: { type: 'json', schema: toJsonSchema(schema), name: 'output' },
     parse(text) {

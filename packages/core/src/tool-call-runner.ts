@@ -1,5 +1,6 @@
 import { CallCancellation } from './call-cancellation.js';
 import { GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
+import { loadSchemaCompiler } from './json-schema-validator.js';
 import { toJsonValue } from './json-value.js';
 import type { Artifact } from './model.js';
 import { type RunContext, stopReason } from './run-context.js';
@@ -171,6 +172,8 @@ export async function runToolCall(
         `Invalid tool input: /: arguments are not valid JSON (${request.argumentsError})`,
       );
     }
+    // The compiler loads once per process, off the event loop's critical path where it can.
+    await loadSchemaCompiler();
     const problems = tool.validateInput(request.input);
     if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
     if (!isControl && !environment.budget.tryTake()) {

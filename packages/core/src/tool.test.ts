@@ -70,4 +70,25 @@ describe('defineTool', () => {
     expect(tool.validateOutput(1)).toEqual([]);
     expect(tool.validateOutput('one')).toHaveLength(1);
   });
+  it('compiles at the first validation: a schema typebox cannot compile fails there, as a ConfigurationError', () => {
+    const tool = defineTool({
+      name: 'broken_pattern',
+      description: 'd',
+      input: Type.Object({ code: Type.String({ pattern: '[' }) }),
+      execute,
+    });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      let thrown: unknown;
+      try {
+        tool.validateInput({ code: 'a' });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ConfigurationError);
+      expect(thrown).toMatchObject({ code: 'TOOL_SCHEMA_INVALID' });
+      expect((thrown as Error).message).toMatch(
+        /^Tool 'broken_pattern' has a schema typebox cannot compile: /,
+      );
+    }
+  });
 });

@@ -85,7 +85,11 @@ export interface Tool<Input extends TObject = TObject, Output = unknown>
   readonly inputJsonSchema: JsonSchema;
   /** The output schema as plain JSON Schema, when the tool declares one. */
   readonly outputJsonSchema: JsonSchema | undefined;
-  /** Validates a value against the input schema; returns the problems, empty when valid. */
+  /**
+   * Validates a value against the input schema; returns the problems, empty when valid. The schema
+   * is compiled at the first call, which throws a `ConfigurationError` (`TOOL_SCHEMA_INVALID`) when
+   * typebox cannot compile it.
+   */
   validateInput(value: unknown): readonly SchemaProblem[];
   /** Validates a value against the output schema; empty when valid or when there is no output schema. */
   validateOutput(value: unknown): readonly SchemaProblem[];
@@ -151,17 +155,14 @@ export function defineTool<Input extends TObject, Output>(
       },
     );
   }
-  let validateInput: (value: unknown) => readonly SchemaProblem[];
-  let validateOutput: (value: unknown) => readonly SchemaProblem[];
-  try {
-    validateInput = compileValidator(input);
-    validateOutput = compileValidator(output);
-  } catch (cause) {
-    throw new ConfigurationError(`Tool '${name}' has a schema typebox cannot compile: ${String(cause)}`, {
+  // Compiled at the first validation (see json-schema-validator.ts): defining a tool loads no compiler.
+  const schemaInvalid = (cause: unknown) =>
+    new ConfigurationError(`Tool '${name}' has a schema typebox cannot compile: ${String(cause)}`, {
       code: 'TOOL_SCHEMA_INVALID',
       cause,
     });
-  }
+  const validateInput = compileValidator(input, schemaInvalid);
+  const validateOutput = compileValidator(output, schemaInvalid);
   return Object.freeze({
     ...definition,
     kind: 'tool' as const,

@@ -59,7 +59,8 @@ export function bwrapCapabilities(processLimit: boolean): SandboxCapabilities {
   };
 }
 
-type StartProcess = (options: BwrapProcessOptions) => Promise<SandboxProcess>;
+/** Starts one sandboxed process; injected so detection can be tested without bubblewrap. */
+export type StartProcess = (options: BwrapProcessOptions) => Promise<SandboxProcess>;
 
 /**
  * Checks, in the order a user would fix them, everything the backend relies on, and finally starts

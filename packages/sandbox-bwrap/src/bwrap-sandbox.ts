@@ -1,5 +1,6 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import {
   ConfigurationError,
   checkSpawnDirectories,
@@ -12,7 +13,6 @@ import {
   type SandboxSpawnSpec,
   SandboxUnavailableError,
 } from '@ghost/core/sandbox';
-import { type BwrapEnvironment, detectBwrap } from './bwrap-detect.js';
 import {
   type BwrapIdentity,
   checkUnprivilegedIdentity,
@@ -20,7 +20,9 @@ import {
   type UnprivilegedIdentity,
 } from './bwrap-identity.js';
 import { startBwrapProcess } from './bwrap-process.js';
+import { type CachedBwrapEnvironment, detectBwrapCached } from './cached-bwrap-detection.js';
 import { createSandboxCgroup, type SandboxCgroup } from './cgroups.js';
+import { defaultDetectionCacheDirectory } from './detection-cache.js';
 import { buildSeccompFilter, type SeccompArchitecture } from './seccomp-filter.js';
 import { sharedLibraries } from './shared-libraries.js';
 
@@ -42,6 +44,33 @@ export interface BwrapSandboxOptions {
    * processes. With a non-root parent programs run as the parent's own uid and this is not used.
    */
   readonly unprivilegedIdentity?: UnprivilegedIdentity;
+  /**
+   * Where `detect()` caches what it found, so the next process on this machine skips the proof
+   * that starts a sandbox (see `docs/decisions/2026-12-04-import-and-session-open-time.md`).
+   * `'auto'` (default): `$XDG_CACHE_HOME/ghost`, else `~/.cache/ghost`. `{ directory }`: that
+   * directory. `'off'`: detect in every process. An entry holds only while bubblewrap's binary
+   * (path, inode, size, modification time: a new version is a new file), the kernel release, the
+   * uid, the cgroups and the options it was found with stay the same. The environment variable
+   * `GHOST_SANDBOX_DETECTION_CACHE=off` turns it off for every backend.
+   */
+  readonly detectionCache?: 'auto' | 'off' | { readonly directory: string };
+}
+
+/** The cache directory `detect()` uses, or undefined when caching is off. */
+function detectionCacheDirectory(choice: BwrapSandboxOptions['detectionCache']): string | undefined {
+  if (choice === 'off' || process.env.GHOST_SANDBOX_DETECTION_CACHE === 'off') return undefined;
+  if (choice === undefined || choice === 'auto') return defaultDetectionCacheDirectory();
+  return choice.directory;
+}
+
+/** Checks the `detectionCache` option at creation, so a typo fails there and not at the first spawn. */
+function checkDetectionCache(choice: unknown): void {
+  if (choice === undefined || choice === 'auto' || choice === 'off') return;
+  const directory = (choice as { directory?: unknown } | null)?.directory;
+  if (typeof choice === 'object' && typeof directory === 'string' && isAbsolute(directory)) return;
+  throw new ConfigurationError(
+    `The bwrap option detectionCache must be 'auto', 'off' or { directory } with an absolute path, got ${JSON.stringify(choice)}.`,
+  );
 }
 
 /**
@@ -68,17 +97,24 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       `The bwrap option cgroups must be 'auto' or 'off', got ${String(options.cgroups)}.`,
     );
   }
+  checkDetectionCache(options.detectionCache);
   const unprivilegedIdentity =
     options.unprivilegedIdentity === undefined
       ? undefined
       : checkUnprivilegedIdentity(options.unprivilegedIdentity);
   const detectOptions: BwrapSandboxOptions =
     unprivilegedIdentity === undefined ? options : { ...options, unprivilegedIdentity };
-  let detecting: Promise<BwrapEnvironment> | undefined;
-  const environment = () => {
-    detecting ??= detectBwrap(detectOptions, startBwrapProcess);
+  // Once per backend, so once per process for the built-in one; from the disk cache when it holds.
+  let detecting: Promise<CachedBwrapEnvironment> | undefined;
+  const cached = () => {
+    detecting ??= detectBwrapCached(
+      detectOptions,
+      startBwrapProcess,
+      detectionCacheDirectory(options.detectionCache),
+    );
     return detecting;
   };
+  const environment = async () => (await cached()).environment;
   return defineSandboxBackend({
     kind: 'sandbox',
     specificationVersion: 'sandbox-v1',
@@ -165,6 +201,9 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
         });
       } catch (error) {
         await cgroup?.remove().catch(() => undefined);
+        // bubblewrap itself failed: what was detected (maybe by another process) may no longer
+        // hold, so the next process proves the sandbox again.
+        if (SandboxUnavailableError.isInstance(error)) await (await cached()).forget();
         throw error;
       }
     },
