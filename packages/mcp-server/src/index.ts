@@ -23,5 +23,10 @@ export {
   type PreparedCodeModeMcp,
   prepareCodeModeMcp,
 } from './code-mode-mcp.js';
+export {
+  type CodeModeMcpHttpOptions,
+  type CodeModeMcpHttpServer,
+  listenCodeModeMcpHttp,
+} from './code-mode-mcp-http.js';
 export { CodeModeMcpServer } from './code-mode-mcp-server.js';
 export { GhostMcpConfigError } from './ghost-mcp-config-error.js';
