@@ -29,4 +29,18 @@ export {
   listenCodeModeMcpHttp,
 } from './code-mode-mcp-http.js';
 export { CodeModeMcpServer } from './code-mode-mcp-server.js';
+export {
+  type GhostMcpStreams,
+  type RunningGhostMcp,
+  startGhostMcp,
+} from './ghost-mcp.js';
+export { type GhostMcpArguments, ghostMcpUsage, parseGhostMcpArguments } from './ghost-mcp-arguments.js';
+export {
+  type GhostMcpConfig,
+  type GhostMcpHttpServer,
+  type GhostMcpHttpSettings,
+  type GhostMcpStdioServer,
+  loadGhostMcpConfig,
+  parseGhostMcpConfig,
+} from './ghost-mcp-config.js';
 export { GhostMcpConfigError } from './ghost-mcp-config-error.js';
