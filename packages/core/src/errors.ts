@@ -168,3 +168,13 @@ export class ToolResultInvalidError extends GhostError {
     super(message, { code: 'TOOL_RESULT_INVALID', ...options });
   }
 }
+
+/**
+ * A tool source (such as an MCP server) could not be opened when a run started, or its tools
+ * collide with another tool's name. Fails the run; the message names the source and the cause.
+ */
+export class ToolSourceError extends GhostError {
+  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
+    super(message, { code: 'TOOL_SOURCE_FAILED', ...options });
+  }
+}

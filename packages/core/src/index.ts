@@ -31,6 +31,7 @@ export {
   SandboxUnavailableError,
   ToolError,
   ToolResultInvalidError,
+  ToolSourceError,
   ToolTimeoutError,
 } from './errors.js';
 export type { JsonObject, JsonValue } from './json.js';
@@ -102,4 +103,10 @@ export {
   ToolResult,
 } from './tool.js';
 export type { ToolCallOutcome } from './tool-call-runner.js';
+export {
+  isToolSource,
+  type OpenedToolSource,
+  type ToolSource,
+  type ToolSourceOpenContext,
+} from './tool-source.js';
 export { Usage, type UsageInit } from './usage.js';

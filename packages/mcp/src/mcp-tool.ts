@@ -1,0 +1,66 @@
+import { defineTool, type Tool } from '@ghost/core';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { TObject, TSchema } from 'typebox';
+import { McpConnectionError } from './errors.js';
+import type { McpConnection } from './mcp-connection.js';
+import { toolResultOf } from './mcp-result.js';
+
+/** What turns one server's MCP tools into Ghost tools. */
+export interface McpToolFactory {
+  readonly serverName: string;
+  readonly toolPrefix: string;
+  readonly timeoutMs: number;
+  readonly connection: McpConnection;
+}
+
+/** The Ghost name of an MCP tool: the prefix, then the MCP name with other characters as `_`. */
+export function ghostToolName(toolPrefix: string, mcpName: string): string {
+  return `${toolPrefix}${mcpName.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/**
+ * Turns a server's MCP tools into Ghost tools: prefixed names, the server's description, its
+ * input schema, and its output schema when it declares one (so code mode's catalog gives the
+ * tool a typed return). A name that is too long or that two tools share after normalising is an
+ * `McpConnectionError`, as is a schema Ghost cannot compile.
+ */
+export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFactory): Tool[] {
+  const { serverName, toolPrefix, timeoutMs, connection } = factory;
+  const byName = new Map<string, string>();
+  const tools: Tool[] = [];
+  for (const mcpTool of mcpTools) {
+    const name = ghostToolName(toolPrefix, mcpTool.name);
+    const earlier = byName.get(name);
+    if (earlier !== undefined) {
+      throw new McpConnectionError(
+        `MCP server '${serverName}' has tools '${earlier}' and '${mcpTool.name}', which both become '${name}'.`,
+        { details: { server: serverName, tool: name } },
+      );
+    }
+    byName.set(name, mcpTool.name);
+    const mcpName = mcpTool.name;
+    try {
+      tools.push(
+        defineTool({
+          name,
+          description:
+            mcpTool.description ?? mcpTool.title ?? `The '${mcpName}' tool of MCP server '${serverName}'.`,
+          // MCP schemas are JSON Schema objects, which typebox compiles and code mode renders as is.
+          input: mcpTool.inputSchema as unknown as TObject,
+          ...(mcpTool.outputSchema !== undefined
+            ? { output: mcpTool.outputSchema as unknown as TSchema }
+            : {}),
+          timeoutMs,
+          execute: async (input, context) =>
+            toolResultOf(await connection.callTool(mcpName, input, context.signal), name),
+        }),
+      );
+    } catch (cause) {
+      throw new McpConnectionError(
+        `MCP server '${serverName}' offers tool '${mcpName}', which Ghost cannot use: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause, details: { server: serverName, tool: mcpName } },
+      );
+    }
+  }
+  return tools;
+}
