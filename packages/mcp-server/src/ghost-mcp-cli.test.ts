@@ -14,6 +14,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 // The built command, started as an MCP client would start it: `pnpm build` makes it.
 const bin = fileURLToPath(new URL('../dist/ghost-mcp-cli.js', import.meta.url));
 const weatherTools = fileURLToPath(new URL('./test-support/weather-tools.mjs', import.meta.url));
+const inventoryServer = fileURLToPath(new URL('./test-support/inventory-mcp-server.mjs', import.meta.url));
 const run = promisify(execFile);
 
 let directory: string;
@@ -42,7 +43,10 @@ async function setUp(config: unknown) {
 
 async function hostProcesses() {
   return (await descendantProcesses()).filter(
-    (found) => found.command.includes('host.cjs') || found.command.includes('bwrap'),
+    (found) =>
+      found.command.includes('host.cjs') ||
+      found.command.includes('bwrap') ||
+      found.command.includes('inventory-mcp-server'),
   );
 }
 
@@ -144,6 +148,65 @@ async function stopWith(child: ChildProcess, exited: Promise<number | null>, sig
   child.kill(signal);
   return exited;
 }
+
+describe('ghost-mcp over the MCP servers of its config', () => {
+  it("serves code mode over a server's tools and ends that server with the session", async () => {
+    const { configPath, temporary } = await setUp({
+      servers: { inventory: { command: process.execPath, args: [inventoryServer] } },
+      toolModules: [weatherTools],
+    });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, '--config', configPath],
+      env: { ...(process.env as Record<string, string>), TMPDIR: temporary },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(transport);
+    const pid = transport.pid as number;
+    const description = (await client.listTools()).tools[0]?.description ?? '';
+    expect(description).toContain('inventory_stock(args: {');
+    expect(description).toContain('How many of an item are in stock.');
+    expect((await hostProcesses()).some((found) => found.command.includes('inventory-mcp-server'))).toBe(
+      true,
+    );
+
+    const counted = await exec(
+      client,
+      `const [apples, pears, paris] = await Promise.all([
+  tools.inventory_stock({ item: 'apples' }),
+  tools.inventory_stock({ item: 'pears' }),
+  tools.weather({ city: 'Paris' }),
+]);
+({ fruit: apples.count + pears.count, temperature: paris.temperature })`,
+    );
+    expect(counted.structuredContent).toEqual({
+      status: 'completed',
+      output: '',
+      value: { fruit: 15, temperature: 21 },
+    });
+    const refused = await exec(
+      client,
+      `try { await tools.inventory_restock({ item: 'kiwis' }) } catch (error) { text(error.message) }`,
+    );
+    expect(refused.structuredContent).toMatchObject({ status: 'completed' });
+    expect((refused.structuredContent as { output: string }).output).toContain('The supplier has no kiwis.');
+
+    await client.close();
+    expect(await isRunning(pid)).toBe(false);
+    expect(await hostProcesses()).toEqual([]);
+    expect(await readdir(temporary)).toEqual([]);
+  }, 120_000);
+
+  it('names the server it could not start', async () => {
+    const { configPath } = await setUp({
+      servers: { broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] } },
+    });
+    const { code, stderr } = await failure(configPath);
+    expect(code).toBe(1);
+    expect(stderr).toContain('broken');
+  });
+});
 
 describe('ghost-mcp --http', () => {
   it('serves sessions on 127.0.0.1 and cleans up every one on SIGTERM', async () => {

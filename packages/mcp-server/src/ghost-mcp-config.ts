@@ -7,7 +7,10 @@ import { GhostMcpConfigError } from './ghost-mcp-config-error.js';
 export interface GhostMcpStdioServer {
   readonly command: string;
   readonly args: readonly string[];
-  /** Variables added to the child's environment. */
+  /**
+   * Variables for the server, added to the few MCP clients conventionally pass (`PATH`, `HOME`,
+   * `USER`, ...); nothing else of ghost-mcp's environment reaches it.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** The child's working directory, resolved against the config file's directory. */
   readonly cwd?: string;
@@ -63,7 +66,7 @@ const httpServerKeys = ['url', 'headers'];
 const httpKeys = ['host', 'port', 'allowedHostNames'];
 const placements: readonly CodeModePlacement[] = ['process', 'session', 'thread'];
 // A server's name prefixes its tools' names in programs, so it must be an identifier part.
-const serverNamePattern = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+const serverNamePattern = /^[A-Za-z0-9_-]{1,32}$/;
 
 type JsonRecord = Record<string, unknown>;
 
@@ -132,7 +135,7 @@ class ConfigReader {
     const where = `servers.${name}`;
     if (!serverNamePattern.test(name)) {
       this.fail(
-        `server name '${name}' must start with a letter and hold only letters, digits, '_' or '-' (at most 64): it prefixes the server's tools in programs.`,
+        `server name '${name}' must be 1 to 32 letters, digits, '_' or '-': it prefixes the server's tools in programs.`,
         code,
         { server: name },
       );
