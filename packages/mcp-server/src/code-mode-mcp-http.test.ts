@@ -172,6 +172,18 @@ describe('listenCodeModeMcpHttp', () => {
     expect(await hostProcesses()).toEqual([]);
   });
 
+  it('closes the session of a client that went away without ending it, with its program', async () => {
+    const served = await serve({ sessionIdleSeconds: 1 });
+    const { client } = await connect(served.url);
+    await exec(client, `await tools.slow_report({})`);
+    expect((await hostProcesses()).length).toBeGreaterThan(0);
+    // Closing the client drops its connections but sends no DELETE: only the idle check can tell.
+    await client.close();
+    expect(served.sessionCount).toBe(1);
+    while (served.sessionCount > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await hostProcesses()).length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+
   it('refuses requests whose Host or Origin names another site (DNS rebinding)', async () => {
     const { url } = await serve();
     const rebound = await rawRequest(url, { host: `attacker.example:${url.port}` });
