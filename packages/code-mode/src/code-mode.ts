@@ -3,6 +3,7 @@ import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
+import { RefreshingSession } from './refreshing-session.js';
 import { createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
 import { requireContainablePlacement } from './thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
@@ -109,10 +110,16 @@ interface SplitTools {
   readonly catalog: ToolCatalog;
 }
 
-function splitTools(tools: readonly Tool[], except: readonly string[], where: string): SplitTools {
+function splitTools(
+  tools: readonly Tool[],
+  except: readonly string[],
+  where: string,
+  hasToolSources = false,
+): SplitTools {
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of except) {
-    if (!names.has(name)) {
+    // A tool source's tools are known at run start, when the check runs again with them.
+    if (!names.has(name) && !hasToolSources) {
       throw new CodeModeConfigurationError(
         `${where}: except names '${name}', which is not one of the agent's tools (${[...names].join(', ') || 'none'}).`,
         { code: 'CODE_MODE_EXCEPT_UNKNOWN', details: { tool: name } },
@@ -165,11 +172,19 @@ export function codeMode(options: CodeModeOptions = {}): AgentCodeMode {
   }
   return Object.freeze({
     kind: 'code-mode' as const,
-    prepare({ agentName, tools }: { agentName: string; tools: readonly Tool[] }): PreparedAgentCodeMode {
+    prepare({
+      agentName,
+      tools,
+      hasToolSources = false,
+    }: {
+      agentName: string;
+      tools: readonly Tool[];
+      hasToolSources?: boolean;
+    }): PreparedAgentCodeMode {
       const where = `Agent '${agentName}' code mode`;
       // Checked now, so a bad name fails at definition; rebuilt at start with the runtime's defaults.
-      splitTools(tools, agentOptions.except ?? [], where);
-      return { start: (context) => startCodeMode(context, agentOptions, tools, where) };
+      splitTools(tools, agentOptions.except ?? [], where, hasToolSources);
+      return { start: (context) => startCodeMode(context, agentOptions, context.tools ?? tools, where) };
     },
   });
 }
@@ -187,7 +202,8 @@ async function startCodeMode(
   const placement = settings.placement ?? 'process';
   const sandboxChoice = settings.sandbox ?? 'native';
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
-  const { modelFacing, catalog } = splitTools(tools, settings.except ?? [], where);
+  const except = settings.except ?? [];
+  const initial = splitTools(tools, except, where);
   const engine = await resolveEngine(settings.engine ?? 'quickjs', runtime);
   if (!engine.placements.includes(placement)) {
     throw new CodeModeConfigurationError(
@@ -197,30 +213,53 @@ async function startCodeMode(
   const sandbox = await createSandboxFactory(sandboxChoice, runtime, limits);
   context.attachSandbox(sandbox.backend);
   const observationWindowMs = settings.observationWindowMs ?? defaultObservationWindowMs;
-  const instructions = engine.instructions({
-    catalog,
-    limits,
-    sandbox: { name: sandbox.name, capabilities: sandbox.capabilities },
-  });
-  const broker = new ToolBroker({ catalog, callTool: context.callTool, limits });
-  const session = await engine.open({
-    broker,
-    sandbox,
-    limits,
-    catalog,
-    placement,
-    observationWindowMs,
-    prewarm: settings.prewarm ?? true,
-  });
+  const instructionsOf = (catalog: ToolCatalog) =>
+    engine.instructions({
+      catalog,
+      limits,
+      sandbox: { name: sandbox.name, capabilities: sandbox.capabilities },
+    });
+  // Each catalog gets its own broker, and a session whose hosts are set up with that catalog.
+  const openSession = async (catalog: ToolCatalog, programs: number) =>
+    await engine.open({
+      broker: new ToolBroker({ catalog, callTool: context.callTool, limits }),
+      sandbox,
+      limits: { ...limits, programs },
+      catalog,
+      placement,
+      observationWindowMs,
+      prewarm: settings.prewarm ?? true,
+    });
+  const session = new RefreshingSession(await openSession(initial.catalog, limits.programs), limits.programs);
   const controls = createControlTools(session, observationWindowMs, {
     emit: context.emitProgramEvent,
     engine: engine.name,
     sandbox: sandbox.name,
   });
+  let modelFacing = initial.modelFacing;
+  let instructions = instructionsOf(initial.catalog);
+  let refreshError: unknown;
   return {
-    modelTools: [...modelFacing, ...controls],
+    get modelTools() {
+      // A change the catalog cannot take (a reserved or colliding name) fails the next turn.
+      if (refreshError !== undefined) throw refreshError;
+      return [...modelFacing, ...controls];
+    },
     controlToolNames,
-    instructions,
+    get instructions() {
+      return instructions;
+    },
+    updateTools(next: readonly Tool[]) {
+      try {
+        const split = splitTools(next, except, where);
+        modelFacing = split.modelFacing;
+        instructions = instructionsOf(split.catalog);
+        session.replace((programs) => openSession(split.catalog, programs));
+        refreshError = undefined;
+      } catch (error) {
+        refreshError = error;
+      }
+    },
     close: () => session.close(),
   };
 }

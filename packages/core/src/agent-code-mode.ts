@@ -21,7 +21,12 @@ export interface AgentCodeMode {
    * Checks the settings against the agent's tools when the agent is defined (reserved or
    * colliding names, unknown `except` names) and throws a `ConfigurationError` for mistakes.
    */
-  prepare(agent: { readonly agentName: string; readonly tools: readonly Tool[] }): PreparedAgentCodeMode;
+  prepare(agent: {
+    readonly agentName: string;
+    readonly tools: readonly Tool[];
+    /** True when the agent also has tool sources, whose tools are known only when a run starts. */
+    readonly hasToolSources?: boolean;
+  }): PreparedAgentCodeMode;
 }
 
 /** Code mode checked against one agent, ready to start once per run. */
@@ -46,6 +51,8 @@ export interface AgentCodeModeStart {
   readonly agentName: string;
   readonly runtime: Runtime;
   readonly runContext: RunContext;
+  /** The run's tools when it starts: the agent's plain tools and those of its tool sources. */
+  readonly tools?: readonly Tool[];
   /**
    * Runs one of the agent's tools through the same pipeline as a direct call: validation,
    * authorization, the shared `maxToolCalls` budget, the exclusive lock, events and timeouts.
@@ -68,6 +75,12 @@ export interface AgentCodeModeRun {
   readonly controlToolNames: ReadonlySet<string>;
   /** Added to the agent's instructions: how to write programs, and the tool declarations. */
   readonly instructions: string;
+  /**
+   * Called when a tool source changed the run's tools. `modelTools` and `instructions` are read
+   * again at the next model turn; the next program gets the new catalog, while a program that
+   * is running keeps the one it started with.
+   */
+  updateTools?(tools: readonly Tool[]): void;
   /** Ends the program and releases the session; the run calls it when it ends, however it ends. */
   close(): Promise<void>;
 }

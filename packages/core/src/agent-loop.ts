@@ -40,9 +40,10 @@ export interface AgentLimits {
 /** What the loop needs of the agent. */
 export interface AgentLoopInput {
   readonly agentName: string;
+  /** Read at every turn (it may be a getter), so it can change during the run. */
   readonly instructions: string;
   readonly model: ModelV1;
-  /** The tools the model sees and calls directly. */
+  /** The tools the model sees and calls directly; read at every turn, like `instructions`. */
   readonly tools: ReadonlyMap<string, Tool>;
   readonly limits: AgentLimits;
   /** The conversation so far, ending with what the model is asked now. */
@@ -251,20 +252,16 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   const messages: ModelMessage[] = [...loop.messages];
   execution.recordTranscript(messages);
   const controlToolNames = loop.controlToolNames ?? new Set<string>();
-  const environment: ToolCallEnvironment = {
+  // Read again at every turn: a tool source may have changed the tools since the last one.
+  const environmentOf = (tools: ReadonlyMap<string, Tool>): ToolCallEnvironment => ({
     runContext,
     emit,
     budget: loop.budget,
     lock: loop.lock,
-    tools: loop.tools,
+    tools,
     controlToolNames,
     inScope: execution.inScope,
-  };
-  const toolDefinitions = [...loop.tools.values()].map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputJsonSchema,
-  }));
+  });
   const { output } = loop;
   let delivered: PendingInterjection[] = [];
   let turn = 0;
@@ -283,10 +280,16 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       }
       turn += 1;
       runContext.throwIfStopped();
+      const tools = loop.tools;
+      const environment = environmentOf(tools);
       const request: ModelRequest = {
         instructions: loop.instructions,
         messages: [...messages],
-        tools: toolDefinitions,
+        tools: [...tools.values()].map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.inputJsonSchema,
+        })),
         ...(output ? { output: output.format } : {}),
         ...(loop.settings ? { settings: loop.settings } : {}),
         ...(loop.providerOptions ? { providerOptions: loop.providerOptions } : {}),
@@ -332,7 +335,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   return {
     text,
     turns: turn,
-    toolCalls: environment.budget.used,
+    toolCalls: loop.budget.used,
     messages,
     ...(output !== undefined ? { output: outputValue } : {}),
   };

@@ -2,17 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { Static, TSchema } from 'typebox';
 import type { AgentCodeMode, AgentCodeModeRun, PreparedAgentCodeMode } from './agent-code-mode.js';
 import { type AgentInput, conversationOf, latestUserText } from './agent-input.js';
-import { type AgentLimits, runAgentLoop } from './agent-loop.js';
+import { type AgentLimits, type AgentLoopInput, runAgentLoop } from './agent-loop.js';
 import { ConfigurationError } from './errors.js';
 import type { ModelSettings, ModelV1, ProviderOptions } from './model.js';
 import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
+import { RunTools } from './run-tools.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
 import { prepareStructuredOutput } from './structured-output.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
 import { runToolCall, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
+import { isToolSource, type ToolSource } from './tool-source.js';
 
 export type { AgentInput } from './agent-input.js';
 export type { AgentLimits } from './agent-loop.js';
@@ -25,7 +27,11 @@ export interface AgentDefinition<OutputSchema extends TSchema | undefined = TSch
   readonly instructions?: string;
   /** A model, or a `provider:model` id resolved through the runtime's registry. */
   readonly model: ModelV1 | string;
-  readonly tools?: readonly Tool[];
+  /**
+   * Tools made with `defineTool()`, and tool sources (such as an MCP server from `@ghost/mcp`)
+   * whose tools are known when a run starts and may change while it runs.
+   */
+  readonly tools?: readonly (Tool | ToolSource)[];
   readonly limits?: Partial<AgentLimits>;
   /**
    * Code mode, made by `codeMode()` from `@ghost/code-mode`: the model gets `exec`, `wait` and
@@ -89,7 +95,10 @@ export interface Agent<Output = unknown> {
   readonly name: string;
   readonly instructions: string;
   readonly model: ModelV1 | string;
+  /** The agent's plain tools (those of its tool sources are known per run). */
   readonly tools: readonly Tool[];
+  /** The agent's tool sources, opened by each run. */
+  readonly toolSources: readonly ToolSource[];
   readonly limits: AgentLimits;
   /** Whether the agent runs in code mode. */
   readonly isCodeMode: boolean;
@@ -178,13 +187,22 @@ function resolveLimits(agentName: string, limits: Partial<AgentLimits> = {}): Ag
   return Object.freeze(resolved);
 }
 
-function resolveTools(agentName: string, tools: readonly Tool[] = []): ReadonlyMap<string, Tool> {
+function resolveTools(
+  agentName: string,
+  tools: readonly (Tool | ToolSource)[] = [],
+): { byName: ReadonlyMap<string, Tool>; sources: readonly ToolSource[] } {
   const byName = new Map<string, Tool>();
+  const sources: ToolSource[] = [];
   for (const tool of tools) {
+    if (isToolSource(tool)) {
+      sources.push(tool);
+      continue;
+    }
     if (tool?.kind !== 'tool') {
-      throw new ConfigurationError(`Agent '${agentName}' has a tool that was not made with defineTool().`, {
-        code: 'AGENT_TOOL_INVALID',
-      });
+      throw new ConfigurationError(
+        `Agent '${agentName}' has a tool that was not made with defineTool() and is not a tool source.`,
+        { code: 'AGENT_TOOL_INVALID' },
+      );
     }
     if (byName.has(tool.name)) {
       throw new ConfigurationError(
@@ -196,7 +214,7 @@ function resolveTools(agentName: string, tools: readonly Tool[] = []): ReadonlyM
     }
     byName.set(tool.name, tool);
   }
-  return byName;
+  return { byName, sources };
 }
 
 function toolMap(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
@@ -207,6 +225,7 @@ function prepareCodeMode(
   agentName: string,
   codeMode: AgentCodeMode | undefined,
   tools: readonly Tool[],
+  hasToolSources: boolean,
 ): PreparedAgentCodeMode | undefined {
   if (codeMode === undefined) return undefined;
   if (codeMode?.kind !== 'code-mode' || typeof codeMode.prepare !== 'function') {
@@ -215,7 +234,7 @@ function prepareCodeMode(
       { code: 'AGENT_CODE_MODE_INVALID' },
     );
   }
-  return codeMode.prepare({ agentName, tools });
+  return codeMode.prepare({ agentName, tools, hasToolSources });
 }
 
 function resolveDeadline(options: AskOptions): number | undefined {
@@ -278,9 +297,14 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
   }
   const instructions = definition.instructions ?? 'You are a helpful agent.';
   const limits = resolveLimits(name, definition.limits);
-  const toolsByName = resolveTools(name, definition.tools);
+  const { byName: toolsByName, sources: toolSources } = resolveTools(name, definition.tools);
   const model = definition.model;
-  const codeMode = prepareCodeMode(name, definition.codeMode, [...toolsByName.values()]);
+  const codeMode = prepareCodeMode(
+    name,
+    definition.codeMode,
+    [...toolsByName.values()],
+    toolSources.length > 0,
+  );
   const agentOutput =
     definition.output === undefined ? undefined : prepareStructuredOutput(name, definition.output);
   const agentSettings = checkRecord(name, 'modelSettings', definition.modelSettings);
@@ -326,6 +350,18 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
           const resolvedModel = typeof model === 'string' ? await runtime.registry.model(model) : model;
           const budget = new ToolCallBudget(limits.maxToolCalls);
           const lock = new ToolLock();
+          // Sources open first, so the run closes them after code mode (closers run in reverse).
+          const runTools =
+            toolSources.length === 0
+              ? undefined
+              : await RunTools.open(
+                  name,
+                  [...toolsByName.values()],
+                  toolSources,
+                  execution.runContext,
+                  execution.register,
+                );
+          const currentTools = (): ReadonlyMap<string, Tool> => runTools?.current ?? toolsByName;
           let codeModeRun: AgentCodeModeRun | undefined;
           if (codeMode) {
             // Brokered calls see every tool, and share the budget and the lock with direct calls.
@@ -334,38 +370,46 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
               emit: execution.emit,
               budget,
               lock,
-              tools: toolsByName,
+              get tools() {
+                return currentTools();
+              },
               inScope: execution.inScope,
             };
             codeModeRun = await codeMode.start({
               agentName: name,
               runtime,
               runContext: execution.runContext,
+              tools: [...currentTools().values()],
               callTool: (call) => runToolCall(call, brokerEnvironment),
               emitProgramEvent: execution.emit,
               attachSandbox: execution.attachSandbox,
             });
             const opened = codeModeRun;
             execution.register(() => opened.close());
+            runTools?.onChange((tools) => opened.updateTools?.(tools));
           }
-          return runAgentLoop(
-            {
-              agentName: name,
-              instructions: codeModeRun ? `${instructions}\n\n${codeModeRun.instructions}` : instructions,
-              model: resolvedModel,
-              tools: codeModeRun ? toolMap(codeModeRun.modelTools) : toolsByName,
-              limits,
-              messages: conversation,
-              inputText,
-              ...(output ? { output } : {}),
-              ...(settings ? { settings } : {}),
-              ...(providerOptions ? { providerOptions } : {}),
-              budget,
-              lock,
-              ...(codeModeRun ? { controlToolNames: codeModeRun.controlToolNames } : {}),
+          const running = codeModeRun;
+          // Read at every model turn, so a tool source's change reaches the next turn.
+          const loopInput: AgentLoopInput = {
+            agentName: name,
+            get instructions() {
+              return running ? `${instructions}\n\n${running.instructions}` : instructions;
             },
-            execution,
-          );
+            model: resolvedModel,
+            get tools() {
+              return running ? toolMap(running.modelTools) : currentTools();
+            },
+            limits,
+            messages: conversation,
+            inputText,
+            ...(output ? { output } : {}),
+            ...(settings ? { settings } : {}),
+            ...(providerOptions ? { providerOptions } : {}),
+            budget,
+            lock,
+            ...(running ? { controlToolNames: running.controlToolNames } : {}),
+          };
+          return runAgentLoop(loopInput, execution);
         },
       },
     });
@@ -377,6 +421,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     instructions,
     model,
     tools: Object.freeze([...toolsByName.values()]),
+    toolSources: Object.freeze([...toolSources]),
     limits,
     isCodeMode: codeMode !== undefined,
     createRun,

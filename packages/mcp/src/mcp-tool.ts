@@ -13,6 +13,23 @@ export interface McpToolFactory {
   readonly connection: McpConnection;
 }
 
+/** How deeply a server's schema may nest: deeper ones are refused before anything walks them. */
+const maxSchemaDepth = 64;
+
+function depthOf(value: unknown): number {
+  // An explicit stack, so a hostile schema cannot exhaust the call stack here either.
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > maxSchemaDepth) return deepest;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** The Ghost name of an MCP tool: the prefix, then the MCP name with other characters as `_`. */
 export function ghostToolName(toolPrefix: string, mcpName: string): string {
   return `${toolPrefix}${mcpName.replace(/[^A-Za-z0-9_-]/g, '_')}`;
@@ -39,6 +56,12 @@ export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFacto
     }
     byName.set(name, mcpTool.name);
     const mcpName = mcpTool.name;
+    if (depthOf(mcpTool.inputSchema) > maxSchemaDepth || depthOf(mcpTool.outputSchema) > maxSchemaDepth) {
+      throw new McpConnectionError(
+        `MCP server '${serverName}' offers tool '${mcpName}' with a schema nested deeper than ${maxSchemaDepth} levels, which Ghost refuses.`,
+        { details: { server: serverName, tool: mcpName } },
+      );
+    }
     try {
       tools.push(
         defineTool({

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { ToolError, type ToolResult } from '@ghost/core';
+import { createRuntime, defineAgent, type ModelToolMessage, ToolError, type ToolResult } from '@ghost/core';
+import { ScriptedModel } from '@ghost/core/testing';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type McpServerTools, type McpToolsOptions, mcpServer, mcpTools } from './index.js';
 import { launcherSpawnPlan } from './stdio-process-transport.js';
@@ -59,6 +60,28 @@ describe('mcpTools() keeps a server within bounds', () => {
     expect(calls).toEqual([
       { requestId: expect.anything(), reason: expect.stringContaining('tool timeout') },
     ]);
+  });
+
+  test("a call past the server's timeoutMs, in a run, times out for the model and is cancelled on the server", async () => {
+    const server = await connectTestServer(newMarker(), { timeoutMs: 300 });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'test_slow', input: { ms: 60_000 } }] },
+      { toolCalls: [{ name: 'test_cancelled-calls', input: {} }] },
+      { text: 'It took too long.' },
+    ]);
+    const agent = defineAgent({ name: 'assistant', model, tools: [server] });
+    const run = await agent.ask('Wait a minute.', { runtime: createRuntime() });
+    expect(run.outcome).toBe('completed');
+    const results = (model.calls[2]?.messages ?? []).filter(
+      (message): message is ModelToolMessage => message.role === 'tool',
+    );
+    expect(results[0]).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/timed out after 300 ms/),
+    });
+    expect(JSON.parse(results[1]?.content ?? '')).toEqual({
+      calls: [{ requestId: expect.anything(), reason: expect.stringMatching(/timed out/) }],
+    });
   });
 
   test('a server that crashes mid-call gives a typed McpServerClosedError, then every call does', async () => {
