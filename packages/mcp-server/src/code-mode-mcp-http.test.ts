@@ -1,0 +1,218 @@
+import { request as httpRequest } from 'node:http';
+import { descendantProcesses } from '@ghost/code-mode/testing';
+import { defineTool } from '@ghost/core';
+import { quickjsEngine } from '@ghost/engine-quickjs';
+import { bwrapSandbox } from '@ghost/sandbox-bwrap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import Type from 'typebox';
+import { afterEach, describe, expect, it } from 'vitest';
+import { prepareCodeModeMcp } from './code-mode-mcp.js';
+import { type CodeModeMcpHttpServer, listenCodeModeMcpHttp } from './code-mode-mcp-http.js';
+
+/** A counter per caller: programs of different sessions must never see each other's calls. */
+const counts = new Map<string, number>();
+const count = defineTool({
+  name: 'count',
+  description: 'Adds one to the named counter and returns it.',
+  input: Type.Object({ name: Type.String() }),
+  execute: ({ name }) => {
+    const next = (counts.get(name) ?? 0) + 1;
+    counts.set(name, next);
+    return { name, value: next };
+  },
+});
+
+const slow = defineTool({
+  name: 'slow_report',
+  description: 'Builds a report slowly.',
+  input: Type.Object({}),
+  timeoutMs: 120_000,
+  execute: (_input, context) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({ report: 'done' }), 60_000);
+      context.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve({ report: 'aborted' });
+      });
+    }),
+});
+
+let served: CodeModeMcpHttpServer | undefined;
+const clients: Client[] = [];
+
+async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}) {
+  const codeMode = await prepareCodeModeMcp({
+    tools: [count, slow],
+    engine: quickjsEngine,
+    sandbox: bwrapSandbox,
+    observationWindowMs: 300,
+  });
+  served = await listenCodeModeMcpHttp(codeMode, options);
+  return served;
+}
+
+async function connect(url: URL) {
+  const transport = new StreamableHTTPClientTransport(url);
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return { client, transport };
+}
+
+async function exec(client: Client, source: string) {
+  return (await client.callTool({ name: 'exec', arguments: { source } })) as CallToolResult;
+}
+
+async function hostProcesses() {
+  return (await descendantProcesses()).filter(
+    (found) => found.command.includes('host.cjs') || found.command.includes('bwrap'),
+  );
+}
+
+/** Sends one raw request, with headers a browser page would send but the SDK's client never does. */
+function rawRequest(url: URL, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    request.on('error', reject);
+    request.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'page', version: '1' },
+        },
+      }),
+    );
+  });
+}
+
+afterEach(async () => {
+  counts.clear();
+  for (const client of clients.splice(0)) await client.close();
+  await served?.close();
+  served = undefined;
+});
+
+describe('listenCodeModeMcpHttp', () => {
+  it('listens on 127.0.0.1 and serves exec over Streamable HTTP', async () => {
+    const { url } = await serve();
+    expect(url.hostname).toBe('127.0.0.1');
+    const { client } = await connect(url);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait', 'stop']);
+    const result = await exec(
+      client,
+      `const [a, b] = await Promise.all([tools.count({ name: 'x' }), tools.count({ name: 'y' })]); [a.value, b.value]`,
+    );
+    expect(result.structuredContent).toEqual({ status: 'completed', output: '', value: [1, 1] });
+  });
+
+  it('keeps two client sessions apart, each with its own program', async () => {
+    const served = await serve();
+    const first = await connect(served.url);
+    const second = await connect(served.url);
+    expect(first.transport.sessionId).not.toBe(second.transport.sessionId);
+    expect(served.sessionCount).toBe(2);
+    const running = await exec(first.client, `text('first'); await tools.slow_report({})`);
+    expect(running.structuredContent).toEqual({ status: 'still_working', output: 'first\n' });
+    // The second session has no program running, and its own exec is not refused by the first's.
+    const waited = (await second.client.callTool({ name: 'wait', arguments: {} })) as CallToolResult;
+    expect(waited.isError).toBe(true);
+    const other = await exec(second.client, `text('second'); 2`);
+    expect(other.structuredContent).toEqual({ status: 'completed', output: 'second\n', value: 2 });
+    const stopped = (await first.client.callTool({ name: 'stop', arguments: {} })) as CallToolResult;
+    expect(stopped.structuredContent).toMatchObject({ status: 'terminated', output: '' });
+  });
+
+  it('closes a session, its programs and its processes when the client ends it', async () => {
+    const served = await serve();
+    const { client, transport } = await connect(served.url);
+    const running = await exec(client, `await tools.slow_report({})`);
+    expect(running.structuredContent).toMatchObject({ status: 'still_working' });
+    expect((await hostProcesses()).length).toBeGreaterThan(0);
+    const sessionId = transport.sessionId as string;
+    await transport.terminateSession();
+    expect(served.sessionCount).toBe(0);
+    expect(await hostProcesses()).toEqual([]);
+    const late = await rawRequest(served.url, { 'mcp-session-id': sessionId });
+    expect(late.status).toBe(404);
+    expect(late.body).toContain('No such session');
+  });
+
+  it('closes every session when the server closes', async () => {
+    const served = await serve();
+    const { client } = await connect(served.url);
+    await exec(client, `await tools.slow_report({})`);
+    expect((await hostProcesses()).length).toBeGreaterThan(0);
+    await served.close();
+    expect(served.sessionCount).toBe(0);
+    expect(await hostProcesses()).toEqual([]);
+  });
+
+  it('closes the session of a client that went away without ending it, with its program', async () => {
+    const served = await serve({ sessionIdleSeconds: 1 });
+    const { client } = await connect(served.url);
+    await exec(client, `await tools.slow_report({})`);
+    expect((await hostProcesses()).length).toBeGreaterThan(0);
+    // Closing the client drops its connections but sends no DELETE: only the idle check can tell.
+    await client.close();
+    expect(served.sessionCount).toBe(1);
+    while (served.sessionCount > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await hostProcesses()).length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+
+  it('refuses requests whose Host or Origin names another site (DNS rebinding)', async () => {
+    const { url } = await serve();
+    const rebound = await rawRequest(url, { host: `attacker.example:${url.port}` });
+    expect(rebound.status).toBe(403);
+    expect(rebound.body).toContain('attacker.example');
+    const page = await rawRequest(url, { origin: 'https://attacker.example' });
+    expect(page.status).toBe(403);
+    const local = await rawRequest(url, { origin: `http://localhost:${url.port}` });
+    expect(local.status).toBe(200);
+  });
+
+  it('refuses sessions beyond maxSessions until one ends', async () => {
+    const served = await serve({ maxSessions: 1 });
+    const first = await connect(served.url);
+    const refused = new Client({ name: 'second', version: '1.0.0' });
+    await expect(refused.connect(new StreamableHTTPClientTransport(served.url))).rejects.toThrow(/limit/);
+    await first.transport.terminateSession();
+    await connect(served.url);
+    expect(served.sessionCount).toBe(1);
+  });
+
+  it('rejects bad options with a typed error', async () => {
+    const codeMode = await prepareCodeModeMcp({
+      tools: [count],
+      engine: quickjsEngine,
+      sandbox: bwrapSandbox,
+    });
+    await expect(listenCodeModeMcpHttp(codeMode, { port: -1 })).rejects.toMatchObject({
+      code: 'GHOST_MCP_HTTP_OPTION_INVALID',
+    });
+  });
+});
