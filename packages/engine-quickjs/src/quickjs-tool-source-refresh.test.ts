@@ -1,3 +1,4 @@
+import { codeMode } from '@ghost/code-mode';
 import {
   createRuntime,
   defineAgent,
@@ -9,7 +10,7 @@ import {
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { codeMode } from './code-mode.js';
+import { quickjsEngine } from './quickjs-engine.js';
 
 function answerTool(name: string, answer: string): Tool {
   return defineTool({
@@ -96,7 +97,7 @@ describe('code mode with a tool source that changes', () => {
       name: 'forecaster',
       model,
       tools: [install, weather.source],
-      codeMode: codeMode({ sandbox: 'unrestricted' }),
+      codeMode: codeMode({ engine: quickjsEngine, sandbox: 'unrestricted' }),
     });
     const run = await agent.ask('Tomorrow?', { runtime: createRuntime() });
     expect(run.error).toBeUndefined();
