@@ -129,7 +129,8 @@ export class StdioProcessTransport implements Transport {
           `The MCP server sent a message over ${this.#options.maxMessageBytes} bytes (limits.maxMessageBytes); the connection was closed. Raise the limit if the server is trusted to send that much.`,
         ),
       );
-      void this.close();
+      // close() rejects when the watchdog outlives its deadline: reported, never unhandled.
+      this.close().catch((error: unknown) => this.onerror?.(error as Error));
       return;
     }
     for (;;) {
