@@ -1,5 +1,5 @@
 import { type HostFrame, type HostTransport, rehearseProgram, serveProgram } from '@ghost/code-mode/host';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createQuickJSDriver } from './quickjs-driver.js';
 import { readQuickJSWasm } from './quickjs-wasm.js';
 
@@ -53,5 +53,26 @@ describe('the QuickJS driver in a host', () => {
     const next = parentPlaying('return 6 * 7;');
     await serveProgram(driver, next.transport);
     expect(next.frames.at(-1)).toMatchObject({ status: 'completed', value: 42 });
+  });
+
+  describe('a runtime QuickJS cannot free', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('drops the wasm instance quietly after a program that allocated in a promise job, and serves the next', async () => {
+      // Emscripten binds console.error when an instance is made, so watch it before the driver makes one.
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const driver = createQuickJSDriver(readQuickJSWasm());
+      const allocating = parentPlaying(
+        'await tools.echo({});\nconst items = [];\nfor (let i = 0; i < 300000; i++) items.push({ i });\nreturn items.length;',
+      );
+      await serveProgram(driver, allocating.transport);
+      expect(allocating.frames.at(-1)).toMatchObject({ status: 'completed', value: 300000 });
+      const next = parentPlaying('return 6 * 7;');
+      await serveProgram(driver, next.transport);
+      expect(next.frames.at(-1)).toMatchObject({ status: 'completed', value: 42 });
+      expect(errors.mock.calls.flat().join('\n')).not.toContain('Aborted');
+    });
   });
 });

@@ -66,7 +66,26 @@ export function createQuickJSDriver(wasm: Promise<Uint8Array>): EngineDriver {
 }
 
 function loadModule(compiled: Promise<CompiledWasm>): Promise<QuickJSWASMModule> {
-  return newQuickJSWASMModuleFromVariant(newVariant(releaseVariant, { wasmModule: compiled }));
+  // Emscripten passes the enumerable properties of `emscriptenModule` on to its Module object,
+  // which reads `printErr`; the option's type does not list it.
+  const emscriptenModule = { printErr: reportWasmError } as NonNullable<
+    Parameters<typeof newVariant>[1]['emscriptenModule']
+  >;
+  return newQuickJSWASMModuleFromVariant(
+    newVariant(releaseVariant, { wasmModule: compiled, emscriptenModule }),
+  );
+}
+
+/**
+ * QuickJS cannot free a runtime whose promise jobs ran its garbage collector: `JS_FreeRuntime`
+ * fails an assertion and the wasm instance aborts, printing this line (an upstream bug, see
+ * docs/decisions/2026-12-05-quickjs-runtime-free-abort.md). The driver then drops that instance
+ * (see `GuestSession.dispose`), so the line is expected and not written to the user's stderr.
+ */
+const runtimeFreeAbort = 'Assertion failed: list_empty(&rt->gc_obj_list)';
+
+function reportWasmError(text: string): void {
+  if (!text.includes(runtimeFreeAbort)) console.error(text);
 }
 
 /** The prelude's control functions (`GuestControl`), held by the engine only. */
@@ -288,7 +307,8 @@ class GuestSession implements PreparedGuest {
       this.#context.dispose();
       this.#runtime.dispose();
     } catch {
-      // A runtime left inconsistent by a limit hit can fail to free; its module is never reused.
+      // A runtime left inconsistent by a limit hit, or one whose promise jobs ran the garbage
+      // collector, fails to free and aborts its wasm instance: the module is never used again.
       return;
     }
     if (this.#isClean) this.#returnModule();
