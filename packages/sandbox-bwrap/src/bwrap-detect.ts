@@ -21,7 +21,7 @@ import {
   detectCgroups,
   removeStaleSandboxCgroups,
 } from './cgroups.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 import {
   buildSeccompFilter,
   describeSeccompPolicy,

@@ -1,7 +1,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { release } from 'node:os';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 /** What a detection depends on for one executable: where it is and which build it is. */
 async function executableIdentity(name: string): Promise<Record<string, unknown> | undefined> {

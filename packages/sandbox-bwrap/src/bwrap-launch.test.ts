@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { launchCommand } from './bwrap-launch.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 const bash = await findExecutable('bash');
 const prlimit = await findExecutable('prlimit');

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 const run = promisify(execFile);
 

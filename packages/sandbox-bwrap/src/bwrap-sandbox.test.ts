@@ -14,7 +14,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
 import { detectCgroups, removeStaleSandboxCgroups } from './cgroups.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 const node = realpathSync(process.execPath);
 // These cases run real sandboxes, so they need bubblewrap; the cgroup cases also a cgroup this

@@ -13,7 +13,7 @@ import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
 import { createBwrapSandbox } from './bwrap-sandbox.js';
 import { detectBwrapCached } from './cached-bwrap-detection.js';
 import { detectionCacheFile } from './detection-cache.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 const run = promisify(execFile);
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createBwrapSandbox } from './bwrap-sandbox.js';
 import { formatDoctorReport } from './doctor.js';
-import { findExecutable } from './host-tools.js';
+import { findExecutable } from './find-executable.js';
 
 // The last case reads this machine's real detection, which needs bubblewrap; without it the case
 // skips and says so (the unavailable report is covered by the case before it).
