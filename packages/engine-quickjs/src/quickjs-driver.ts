@@ -23,7 +23,7 @@ import {
 // The variant's types describe its CommonJS build; under ESM the default import is the variant.
 const releaseVariant = variant as unknown as QuickJSSyncVariant;
 
-/** QuickJS turns a deeper guest stack into a catchable `InternalError` at 256 KiB (feasibility §3). */
+/** QuickJS turns a deeper guest stack into a catchable `InternalError` at 256 KiB. */
 const maxStackBytes = 256 * 1024;
 
 function heapBytes(module: QuickJSWASMModule): number {
