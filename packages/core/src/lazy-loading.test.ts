@@ -1,46 +1,15 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modulesLoadedBy as modulesLoadedIn } from '@ghost/vitest-config/modules-loaded';
+import { describe, expect, it } from 'vitest';
 
-const run = promisify(execFile);
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 
-let directory: string;
-beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'ghost-lazy-loading-'));
-  // Module hooks that append every module Node loads to the file named by MODULE_LIST.
-  await writeFile(
-    join(directory, 'hooks.mjs'),
-    "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.MODULE_LIST, url + '\\n');\n  return next(url, context);\n}\n",
-  );
-  await writeFile(
-    join(directory, 'register.mjs'),
-    "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
-  );
-});
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
-});
-
 /**
- * Runs `source` as an ES module in a fresh Node from this package's directory, so `@ghost/core`
- * is the built package as an application loads it; returns what it printed and the URLs of the
- * modules it loaded, in order, with the `mark:` lines it appended to the list between them.
+ * Runs `source` in a fresh Node from this package's directory, so `@ghost/core` is the built
+ * package as an application loads it; returns what it printed and the URLs of the modules it
+ * loaded, in order, with the `mark:` lines it appended to the list between them.
  */
-async function modulesLoadedBy(source: string): Promise<{ stdout: string; modules: string[] }> {
-  const list = join(directory, `modules-${Math.random().toString(36).slice(2)}.txt`);
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', join(directory, 'register.mjs'), '--input-type=module', '-e', source],
-    { cwd: packageRoot, env: { ...process.env, MODULE_LIST: list }, timeout: 60_000 },
-  );
-  const modules = (await readFile(list, 'utf8')).split('\n').filter(Boolean);
-  return { stdout, modules };
-}
+const modulesLoadedBy = (source: string) => modulesLoadedIn(source, { cwd: packageRoot });
 
 const typeboxModules = (modules: readonly string[]) =>
   modules.filter((url) => /\/typebox\/build\//.test(url));
