@@ -4,8 +4,8 @@ import { guestPreludeText } from './guest-prelude-text.js';
  * The guest side of the JavaScript API, shared by every JavaScript engine: the source of
  * `guest-prelude.mjs`, inlined by the build. It is evaluated inside the engine before the
  * program, as an expression giving a function of `(write, toolsJson)` that installs the globals
- * `guestApi` lists and returns the private {@link GuestControl} object. `write(text)` is the
- * engine's only host function and is never put on a global.
+ * `guestGlobals` lists (in `@ghost/code-mode`) and returns the private {@link GuestControl}
+ * object. `write(text)` is the engine's only host function and is never put on a global.
  *
  * Tool calls cross no host function: the prelude queues each call, and the engine collects the
  * queue with `takeCalls()` whenever the guest's jobs have run, and hands results back in batches
