@@ -46,6 +46,7 @@ export {
   CodeModeSourceTooLargeError,
   CodeModeStateError,
 } from './errors.js';
+export { type GuestGlobal, type GuestToolsMethod, guestGlobals, guestToolsMethods } from './guest-api.js';
 export { type HostEngineOptions, openHostSession } from './host-engine.js';
 export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';

@@ -1,4 +1,5 @@
 import type { EngineInstructionsContext } from './engine.js';
+import { guestInstructionLines } from './guest-api.js';
 
 /** What a JavaScript engine says about itself in {@link javascriptInstructions}. */
 export interface JavaScriptInstructionsOptions {
@@ -21,7 +22,7 @@ function describeContainment({ sandbox, limits }: EngineInstructionsContext): st
 
 /**
  * The instructions a JavaScript engine that serves the shared guest API gives the model: how to
- * write a program, what it can use, what is enforced (only what the sandbox really enforces), and
+ * write a program, what it can use (the guest API's manifest, `guestGlobals`), what is enforced (only what the sandbox really enforces), and
  * the tool declarations.
  *
  * @example
@@ -38,9 +39,7 @@ export function javascriptInstructions(
 Solve tasks that need tools by writing one JavaScript program and running it with the exec tool. The program runs in ${interpreter}: nothing survives from one exec to the next, and there is no Node.js, require, fetch, filesystem, timers or process. ${describeContainment(context)}
 
 In the program:
-- Call tools as \`await tools.name(args)\`; each returns a Promise of its JSON result, so use \`Promise.all\` (or \`tools.parallel(() => ..., () => ...)\`) for independent calls. \`tools.call('name', args)\` takes the name as a string. \`ALL_TOOLS\` lists every tool with its schema.
-- A failing tool call rejects: catch it with try/catch, or let it fail the program.
-- \`text(value)\` and \`console.log(...)\` add output for you to read; the program's completion value, as a REPL shows it (the last expression statement that ran, also inside if/else, try/catch or a loop), or what you pass to \`exit(value)\`, is returned as \`value\`.
+${guestInstructionLines()}
 - Top-level \`await\` works. Values are plain JSON: return data, not functions or class instances.
 
 exec returns { status, output, value?, error? }. still_working means the program is still running after the observation window: call wait to keep watching, or stop to end it. completed, error and terminated are final; never call wait or stop after them.

@@ -1,5 +1,7 @@
 import type { JsonSchema, Tool } from '@ghost/core';
+import { controlToolNames } from './control-tools.js';
 import { CodeModeConfigurationError } from './errors.js';
+import { guestDeclarations, guestGlobals, guestToolsMethods } from './guest-api.js';
 import { documentationComment, schemaToTypeScript } from './json-schema-typescript.js';
 
 /** One tool as a program sees it. */
@@ -32,20 +34,13 @@ export interface CatalogToolJson {
 /**
  * Identifiers a tool cannot take in a program: the `tools` object's own methods (`call`,
  * `parallel`), the control tools and guest globals a program could confuse it with, `then` (it
- * would make `tools` look like a Promise to `await`) and the names every object inherits.
+ * would make `tools` look like a Promise to `await`) and the names every object inherits. The
+ * guest API's part comes from its manifest (`guest-api.ts`).
  */
 export const reservedIdentifiers: ReadonlySet<string> = new Set([
-  'call',
-  'parallel',
-  'exec',
-  'wait',
-  'stop',
-  'text',
-  'finish',
-  'exit',
-  'ALL_TOOLS',
-  'tools',
-  'console',
+  ...guestToolsMethods.map((method) => method.name),
+  ...controlToolNames,
+  ...guestGlobals.filter((global) => global.isReserved).map((global) => global.name),
   'then',
   'constructor',
   'prototype',
@@ -100,38 +95,6 @@ function declare(tool: Tool, identifier: string): string {
   return `${comment}  ${identifier}(${parameter}: ${input}): Promise<${output}>;`;
 }
 
-const toolsMethods = [
-  '  /** Calls a tool by its name, its identifier or `tools.<identifier>`. */',
-  '  call(name: string, args?: object): Promise<unknown>;',
-  '  /** Runs the calls at the same time; the results keep their order. */',
-  '  parallel<T>(...calls: Array<() => Promise<T>>): Promise<T[]>;',
-];
-
-// The shapes here follow the guest prelude: in `ALL_TOOLS`, `name` is the identifier.
-const globalDeclarations = `/** Every tool with its schemas: \`name\` is what follows \`tools.\`, \`toolName\` is the tool's own name. */
-declare const ALL_TOOLS: ReadonlyArray<{
-  readonly name: string;
-  readonly toolName: string;
-  readonly description: string;
-  readonly inputSchema: object;
-  readonly outputSchema?: object;
-}>;
-/** Adds a line to the output you read back: strings as they are, anything else as JSON. */
-declare function text(value: unknown): void;
-/** Ends the program at once; \`value\` becomes its result. */
-declare function exit(value?: unknown): never;
-/** The same as \`exit\`. */
-declare function finish(value?: unknown): never;
-/** Writes to the same output as \`text\`, one line per call. */
-declare const console: {
-  log(...values: unknown[]): void;
-  info(...values: unknown[]): void;
-  warn(...values: unknown[]): void;
-  error(...values: unknown[]): void;
-  debug(...values: unknown[]): void;
-  trace(...values: unknown[]): void;
-};`;
-
 /**
  * The tools a program can call, with the TypeScript declarations the model is shown. Built from
  * the same JSON Schemas the broker validates with, so what the model is told and what is
@@ -149,7 +112,8 @@ export class ToolCatalog {
   readonly tools: readonly CatalogTool[];
   /**
    * The declarations a program runs against: `declare const tools: { ... }` with one member per
-   * tool plus `call` and `parallel`, then `ALL_TOOLS`, `text`, `exit`, `finish` and `console`.
+   * tool plus `call` and `parallel`, then `ALL_TOOLS`, `text`, `exit`, `finish` and `console`
+   * (the guest API's manifest, `guestGlobals`, gives all but the tools).
    */
   readonly declarations: string;
   readonly #byName: ReadonlyMap<string, CatalogTool>;
@@ -177,14 +141,7 @@ export class ToolCatalog {
     }
     this.#byName = byName;
     this.#json = Object.freeze(json);
-    members.push(...toolsMethods);
-    this.declarations = [
-      '/** The tools this program can call; each returns a Promise of its JSON result. */',
-      'declare const tools: {',
-      ...members,
-      '};',
-      globalDeclarations,
-    ].join('\n');
+    this.declarations = guestDeclarations(members);
     Object.freeze(this);
   }
 
