@@ -34,13 +34,12 @@ describe.skipIf(!isMac)(`code mode in the real seatbelt sandbox (${where})`, () 
     expect(specs.length).toBeGreaterThan(0);
     for (const spec of specs) {
       expect(spec).toMatchObject({ network: 'none', subprocesses: 'deny' });
-      expect(Object.keys(spec.limits ?? {}).sort()).toEqual(['cpuSeconds', 'fileBytes', 'memoryBytes', 'openFiles']);
-    }
-  });
-    try {
-      expect((await opened.session.execute('6 * 7')).value).toBe(42);
-    } finally {
-      await opened.close();
+      expect(Object.keys(spec.limits ?? {}).sort()).toEqual([
+        'cpuSeconds',
+        'fileBytes',
+        'memoryBytes',
+        'openFiles',
+      ]);
     }
   });
 });
