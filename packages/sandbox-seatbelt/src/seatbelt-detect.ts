@@ -72,7 +72,13 @@ export async function detectSeatbelt(options: SeatbeltDetectOptions): Promise<Sa
       `${sandboxExec} is missing or not executable. It ships with macOS; if a management profile removed it, seatbelt cannot run here.`,
     );
   }
-  const probe = await probeDeniedRead(sandboxExec);
+  let probe: string | undefined;
+  try {
+    probe = await probeDeniedRead(sandboxExec);
+  } catch (error) {
+    // The probe's own set-up failed (a temporary directory it could not make): nothing was proven.
+    probe = `the probe could not be prepared in ${tmpdir()}: ${(error as Error).message}. Check that the temporary directory is writable.`;
+  }
   if (probe !== undefined) return unavailable(probe);
 
   const canSampleMemory = await listProcesses(options.ps).then(
