@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-// `ghost-doctor`: prints what this machine's sandbox enforces, and exits 1 when it cannot contain programs.
-// It always proves the sandbox afresh: a cached detection would repeat what held when it was made.
-import { createBwrapSandbox } from './bwrap-sandbox.js';
 import { formatDoctorReport } from './doctor.js';
+// `ghost-doctor`: prints what this machine's native sandbox enforces (bubblewrap on Linux, seatbelt
+// on macOS), and exits 1 when it cannot contain programs.
+import { doctorBackend } from './doctor-backend.js';
 
-const backend = createBwrapSandbox({ detectionCache: 'off' });
-const detection = await backend.detect();
-console.log(formatDoctorReport(backend.name, detection));
-process.exitCode = detection.available ? 0 : 1;
+try {
+  const backend = await doctorBackend(process.platform);
+  const detection = await backend.detect();
+  console.log(formatDoctorReport(backend.name, detection));
+  process.exitCode = detection.available ? 0 : 1;
+} catch (error) {
+  console.log(`ghost-doctor: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+}
