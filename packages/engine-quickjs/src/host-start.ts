@@ -1,7 +1,6 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { FrameDecoder } from '@ghost/code-mode/host';
 import { quickjsWasmPath } from './quickjs-wasm.js';
 
@@ -97,9 +96,33 @@ export async function buildHostSnapshot(
   }
 }
 
-/** Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0. */
-const run = (args: readonly string[], signal: AbortSignal | undefined) =>
-  promisify(execFile)(process.execPath, args, { env: {}, ...(signal ? { signal } : {}) });
+/**
+ * Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0.
+ * Once `signal` aborts, Node is killed and the promise settles only after it has exited, so no
+ * process is left writing into a folder the caller is about to remove.
+ */
+function run(args: readonly string[], signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text.slice(0, 64 * 1024 - stderr.length);
+    });
+    const abort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', abort, { once: true });
+    child.once('error', (error) => {
+      signal?.removeEventListener('abort', abort);
+      reject(error);
+    });
+    child.once('close', (code, exitSignal) => {
+      signal?.removeEventListener('abort', abort);
+      if (signal?.aborted) reject(signal.reason);
+      else if (code === 0) resolve();
+      else reject(new Error(`node ${args.join(' ')} exited (${code ?? exitSignal}): ${stderr.trim()}`));
+    });
+  });
+}
 
 /** Starts a host with `args` and resolves once it writes its first frame (`hello`) on fd 3. */
 function saysHello(args: readonly string[], signal: AbortSignal | undefined): Promise<void> {
