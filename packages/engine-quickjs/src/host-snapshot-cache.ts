@@ -43,8 +43,12 @@ const cacheFormat = 1;
 /** A build that has not finished by then is abandoned (a build takes a few seconds of CPU). */
 export const backgroundBuildDeadlineMs = 120_000;
 
-/** After a failed build, processes start no new one for this long (the failure is recorded). */
-const failureRetryMs = 24 * 60 * 60 * 1000;
+/**
+ * After a failed build, processes start no new one for this long (the failure is recorded): long
+ * enough that a Node which cannot build snapshots does not pay for a build in every process, short
+ * enough that a build that failed on an overloaded machine is soon tried again.
+ */
+const failureRetryMs = 60 * 60 * 1000;
 
 /** A lock older than a build's deadline was left by a builder that died; it no longer counts. */
 const staleLockMs = backgroundBuildDeadlineMs + 60_000;
@@ -176,7 +180,7 @@ export interface HostSnapshotBuildOptions {
  * temporary folder of its own, checked by starting a host from it (it must say `hello`), then
  * renamed into place as a whole. Two processes building at once each publish a whole entry or
  * find the other's; a broken or foreign entry under the key's name is moved aside and replaced.
- * A failed build is recorded beside the entry, and background builds skip the key for a day.
+ * A failed build is recorded beside the entry, and background builds skip the key for an hour.
  *
  * @throws Error when the snapshot cannot be built, a host cannot start from it or the folder
  *   cannot be written; the signal's reason once it aborts.
@@ -305,7 +309,7 @@ function writeFailure(path: string, error: unknown): void {
   }
 }
 
-/** Whether a build for `key` failed within the last day (see the entry's `.failed` file for why). */
+/** Whether a build for `key` failed within the last hour (see the entry's `.failed` file for why). */
 export function hasHostSnapshotBuildFailed(
   directory: string,
   key: HostSnapshotKey = hostSnapshotKey(),

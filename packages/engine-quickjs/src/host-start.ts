@@ -124,6 +124,9 @@ function run(args: readonly string[], signal: AbortSignal | undefined): Promise<
   });
 }
 
+/** How long a host started from a new snapshot may take to say `hello`. */
+const helloTimeoutMs = 60_000;
+
 /** Starts a host with `args` and resolves once it writes its first frame (`hello`) on fd 3. */
 function saysHello(args: readonly string[], signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -134,7 +137,11 @@ function saysHello(args: readonly string[], signal: AbortSignal | undefined): Pr
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
       stderr += text;
     });
-    const timer = setTimeout(() => finish(new Error('no hello within 10 s')), 10_000);
+    // Generous: nothing waits for this check, and a loaded machine can take seconds to start a host.
+    const timer = setTimeout(
+      () => finish(new Error(`no hello within ${helloTimeoutMs / 1000} s`)),
+      helloTimeoutMs,
+    );
     const abort = () => finish(signal?.reason as Error);
     signal?.addEventListener('abort', abort, { once: true });
     const finish = (error?: Error) => {
