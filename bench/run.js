@@ -2,13 +2,14 @@
 // Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, the
 // engines side by side from engines.js, and code mode against direct tool calls through a real
 // provider from model-turns.js, and cold start (fresh Node processes: imports, session open, first
-// result) from cold-start.js.
+// result) from cold-start.js, and a fresh host's CPU and round trip from host-cpu.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
 import { coldStartFigures } from './cold-start.js';
 import { engineFigures } from './engines.js';
+import { hostCostFigures } from './host-cpu.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { sandboxFigures } from './sandbox.js';
@@ -42,6 +43,7 @@ const sandbox = await sandboxFigures();
 const engines = await engineFigures();
 const modelTurns = await modelTurnFigures();
 const coldStart = await coldStartFigures();
+const hostCost = await hostCostFigures(30, ['engine', 'script']);
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([
   ...results,
@@ -49,7 +51,10 @@ printTable([
   ...(sandbox.results ?? []),
   ...engines.results,
   ...coldStart.results,
+  ...hostCost.trips,
 ]);
+for (const row of hostCost.cpu)
+  console.log(`${row.name}: ${row.hostCpuMs.toFixed(1)} ms (${row.programs} programs)`);
 for (const line of coldStart.modules) console.log(`modules loaded by ${line}`);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,

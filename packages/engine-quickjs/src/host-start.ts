@@ -1,7 +1,6 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { FrameDecoder } from '@ghost/code-mode/host';
 import { quickjsWasmPath } from './quickjs-wasm.js';
 
@@ -10,10 +9,13 @@ const packageFile = (path: string) => fileURLToPath(new URL(`../${path}`, import
 
 /** The host script (a plain `node` cannot run TypeScript sources, so always the build's bundle). */
 export const hostScript = packageFile('dist/host.cjs');
-const snapshotScript = packageFile('dist/host-snapshot.cjs');
+/** The script `node --build-snapshot` runs: what a snapshot holds, with QuickJS's wasm. */
+export const snapshotScript = packageFile('dist/host-snapshot.cjs');
 /** Where `ghost-quickjs-snapshot` puts the startup snapshot, and what it was built with. */
 export const hostSnapshotBlob = packageFile('dist/host.blob');
 const hostSnapshotStamp = packageFile('dist/host.blob.json');
+/** The package's manifest, whose version is part of what a cached snapshot is built from. */
+export const packageManifest = packageFile('package.json');
 
 /**
  * V8 starts wasm on its baseline compiler and re-compiles hot functions with its optimising one.
@@ -25,7 +27,7 @@ const hostSnapshotStamp = packageFile('dist/host.blob.json');
 export const hostV8Options = Object.freeze(['--wasm-tiering-budget=2000000000']);
 
 /** What a snapshot fits: Node refuses to start from one built by another binary or with other V8 flags. */
-interface SnapshotStamp {
+export interface SnapshotStamp {
   readonly node: string;
   readonly execPath: string;
   readonly execBytes: number;
@@ -33,7 +35,8 @@ interface SnapshotStamp {
   readonly v8Options: readonly string[];
 }
 
-function currentStamp(): SnapshotStamp {
+/** The stamp of a snapshot built now, by this Node. */
+export function currentStamp(): SnapshotStamp {
   const execPath = realpathSync(process.execPath);
   const binary = statSync(execPath);
   return {
@@ -64,61 +67,88 @@ export function isHostSnapshotUsable(files: HostSnapshotFiles = builtSnapshot): 
 }
 
 /**
- * The Node options a QuickJS process host starts with: the host's V8 flags and, when a startup
- * snapshot fits this Node, `--snapshot-blob`. Node then runs the snapshot's main function instead
- * of the host script (which stays on the command line as `argv[1]`), skipping the ~8 ms of loading
- * and compiling the host's code and Node's own modules at every start.
- */
-export function hostNodeOptions(): readonly string[] {
-  return isHostSnapshotUsable() ? [...hostV8Options, `--snapshot-blob=${hostSnapshotBlob}`] : hostV8Options;
-}
-
-/**
  * Builds the host's startup snapshot for the Node running this, from the bundled snapshot script,
- * and checks that a host starts from it (says `hello` on fd 3) before putting it in place. A
- * snapshot that does not fit is removed, so hosts start from the script.
+ * and checks that a host starts from it (says `hello` on fd 3) before putting it in place (by
+ * default the package's `dist/host.blob`). A snapshot that does not fit is removed, so hosts start
+ * from the script.
  *
- * @throws Error with Node's output when the snapshot cannot be built or a host cannot start from it.
+ * @throws Error with Node's output when the snapshot cannot be built or a host cannot start from
+ *   it, or the signal's reason once it aborts.
  */
-export async function buildHostSnapshot(): Promise<void> {
-  const building = `${hostSnapshotBlob}.${process.pid}.tmp`;
-  rmSync(hostSnapshotStamp, { force: true });
+export async function buildHostSnapshot(
+  files: HostSnapshotFiles = builtSnapshot,
+  signal?: AbortSignal,
+): Promise<void> {
+  const building = `${files.blob}.${process.pid}.tmp`;
+  rmSync(files.stamp, { force: true });
   try {
-    await run([
-      ...hostV8Options,
-      '--snapshot-blob',
-      building,
-      '--build-snapshot',
-      snapshotScript,
-      quickjsWasmPath(),
-    ]);
-    await saysHello([...hostV8Options, `--snapshot-blob=${building}`, hostScript]);
-    renameSync(building, hostSnapshotBlob);
-    writeFileSync(hostSnapshotStamp, `${JSON.stringify(currentStamp(), null, 2)}\n`);
+    await run(
+      [...hostV8Options, '--snapshot-blob', building, '--build-snapshot', snapshotScript, quickjsWasmPath()],
+      signal,
+    );
+    await saysHello([...hostV8Options, `--snapshot-blob=${building}`, hostScript], signal);
+    renameSync(building, files.blob);
+    writeFileSync(files.stamp, `${JSON.stringify(currentStamp(), null, 2)}\n`);
   } catch (error) {
     rmSync(building, { force: true });
-    rmSync(hostSnapshotBlob, { force: true });
+    rmSync(files.blob, { force: true });
     throw error;
   }
 }
 
-/** Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0. */
-const run = (args: readonly string[]) => promisify(execFile)(process.execPath, args, { env: {} });
+/**
+ * Runs Node with `args` and a cleared environment; rejects with its stderr unless it exits 0.
+ * Once `signal` aborts, Node is killed and the promise settles only after it has exited, so no
+ * process is left writing into a folder the caller is about to remove.
+ */
+function run(args: readonly string[], signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text.slice(0, 64 * 1024 - stderr.length);
+    });
+    const abort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', abort, { once: true });
+    child.once('error', (error) => {
+      signal?.removeEventListener('abort', abort);
+      reject(error);
+    });
+    child.once('close', (code, exitSignal) => {
+      signal?.removeEventListener('abort', abort);
+      if (signal?.aborted) reject(signal.reason);
+      else if (code === 0) resolve();
+      else reject(new Error(`node ${args.join(' ')} exited (${code ?? exitSignal}): ${stderr.trim()}`));
+    });
+  });
+}
+
+/** How long a host started from a new snapshot may take to say `hello`. */
+const helloTimeoutMs = 60_000;
 
 /** Starts a host with `args` and resolves once it writes its first frame (`hello`) on fd 3. */
-function saysHello(args: readonly string[]): Promise<void> {
+function saysHello(args: readonly string[], signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
     const child = spawn(process.execPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let isDone = false;
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
       stderr += text;
     });
-    const timer = setTimeout(() => finish(new Error('no hello within 10 s')), 10_000);
+    // Generous: nothing waits for this check, and a loaded machine can take seconds to start a host.
+    const timer = setTimeout(
+      () => finish(new Error(`no hello within ${helloTimeoutMs / 1000} s`)),
+      helloTimeoutMs,
+    );
+    const abort = () => finish(signal?.reason as Error);
+    signal?.addEventListener('abort', abort, { once: true });
     const finish = (error?: Error) => {
       if (isDone) return;
       isDone = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
       const settle = () =>
         error
           ? reject(new Error(`A host did not start from the snapshot: ${error.message} ${stderr.trim()}`))

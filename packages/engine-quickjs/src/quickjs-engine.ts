@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineEngine, type EngineV1, openHostSession, packageRuntimePaths } from '@ghost/code-mode';
-import { hostNodeOptions, hostScript } from './host-start.js';
+import { hostScript } from './host-start.js';
+import { hostStartOptions } from './host-start-options.js';
 import { quickjsInstructions } from './quickjs-instructions.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -21,13 +22,15 @@ export const quickjsEngine: EngineV1 = defineEngine({
   runtimePaths,
   placements: ['process', 'session', 'thread'],
   instructions: quickjsInstructions,
-  open: (context) =>
-    openHostSession(context, {
+  open: (context) => {
+    // Looked up per session, so a snapshot built while this process runs is used from then on.
+    const start = context.placement === 'thread' ? undefined : hostStartOptions();
+    return openHostSession(context, {
       engine: 'quickjs',
       hostScript,
       threadScript,
-      runtimePaths,
-      // Looked up per session, so a snapshot built while this process runs is used from then on.
-      nodeOptions: hostNodeOptions(),
-    }),
+      runtimePaths: start === undefined ? runtimePaths : [...runtimePaths, ...start.readPaths],
+      ...(start === undefined ? {} : { nodeOptions: start.nodeOptions }),
+    });
+  },
 });

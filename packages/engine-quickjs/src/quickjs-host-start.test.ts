@@ -6,13 +6,8 @@ import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
 import Type from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  hostNodeOptions,
-  hostScript,
-  hostSnapshotBlob,
-  hostV8Options,
-  isHostSnapshotUsable,
-} from './host-start.js';
+import { hostScript, hostSnapshotBlob, hostV8Options, isHostSnapshotUsable } from './host-start.js';
+import { hostStartOptions } from './host-start-options.js';
 import { quickjsEngine } from './quickjs-engine.js';
 
 /** A tool that never returns, so a program stays running while the test looks at its host. */
@@ -90,7 +85,7 @@ describe.skipIf(!snapshotBuiltForThisNode)(
 
     it('is what hosts start from once the build made one for this Node', async () => {
       expect(isHostSnapshotUsable()).toBe(true);
-      expect(hostNodeOptions()).toContain(`--snapshot-blob=${hostSnapshotBlob}`);
+      expect(hostStartOptions().nodeOptions).toContain(`--snapshot-blob=${hostSnapshotBlob}`);
       const opened = await openCodeModeSession({
         engine: quickjsEngine,
         sandbox: 'unrestricted',
