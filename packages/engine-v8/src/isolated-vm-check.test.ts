@@ -38,9 +38,19 @@ describe('isolatedVmProblem', () => {
     else expect(problem).toContain(`install ${minimumIsolatedVm(process.version)} or later`);
   });
 
-  it('says to install the peer dependency when it is missing', async () => {
-    expect(await isolatedVmProblem(await project())).toMatch(
-      /needs the isolated-vm package, a peer dependency .*'pnpm add isolated-vm'.*6\.2\.0 or later on Node 22/,
+  it('says to install the peer dependency when it is missing, naming the version for the running Node.js', async () => {
+    const root = await project();
+    expect(await isolatedVmProblem(root)).toMatch(
+      /needs the isolated-vm package, a peer dependency .*'pnpm add isolated-vm@\^\d'.*6\.2\.0 or later on Node 22/,
+    );
+    expect(await isolatedVmProblem(root, 'v20.20.2')).toMatch(
+      /'pnpm add isolated-vm@\^5' \(5\.0\.4 or later for Node\.js v20\.20\.2/,
+    );
+    expect(await isolatedVmProblem(root, 'v22.12.0')).toMatch(
+      /'pnpm add isolated-vm@\^6' \(6\.2\.0 or later for Node\.js v22\.12\.0/,
+    );
+    expect(await isolatedVmProblem(root, 'v24.22.3')).toMatch(
+      /'pnpm add isolated-vm@\^7' \(7\.0\.1 or later for Node\.js v24\.22\.3/,
     );
   });
 
@@ -80,7 +90,7 @@ describe('the v8 engine without a working isolated-vm', () => {
     await expect(opening).rejects.toBeInstanceOf(IsolatedVmUnavailableError);
     await expect(opening).rejects.toMatchObject({
       code: 'ENGINE_V8_UNAVAILABLE',
-      message: expect.stringMatching(/'pnpm add isolated-vm'/),
+      message: expect.stringMatching(/'pnpm add isolated-vm@\^\d'/),
     });
   });
 });

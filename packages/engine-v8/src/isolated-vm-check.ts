@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { GhostError, type GhostErrorOptions } from '@ghost/core';
 
@@ -15,14 +16,17 @@ export class IsolatedVmUnavailableError extends GhostError {
 }
 
 /** Where an installed isolated-vm is, and what it says of itself. */
-interface IsolatedVmInstall {
+export interface IsolatedVmInstall {
   /** The package's directory. */
   readonly directory: string;
   readonly version: string;
 }
 
-/** Finds the isolated-vm that Node resolves from `directory`, as the host will load it. */
-function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
+/**
+ * Finds the isolated-vm that Node resolves from `directory`: the one the preflight checks and the
+ * engine tells its host to load.
+ */
+export function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
   for (let current = directory; ; current = dirname(current)) {
     const candidate = join(current, 'node_modules', 'isolated-vm');
     const manifest = join(candidate, 'package.json');
@@ -42,6 +46,10 @@ export function minimumIsolatedVm(nodeVersion: string): string {
   return '5.0.4';
 }
 
+function majorOf(version: string): string {
+  return version.split('.')[0] ?? version;
+}
+
 function isOlder(version: string, minimum: string): boolean {
   const parse = (text: string) =>
     text
@@ -54,6 +62,42 @@ function isOlder(version: string, minimum: string): boolean {
     if (difference !== 0) return difference < 0;
   }
   return false;
+}
+
+/**
+ * The paths the host reads to load `install`: the package, and the packages it requires when it
+ * loads (`node-gyp-build`, which picks the prebuilt addon for this Node.js, from 6.x on). Its
+ * install-time downloader (`prebuild-install`, 5.x) is never loaded by the host.
+ */
+export function isolatedVmRuntimePaths(install: IsolatedVmInstall): string[] {
+  const manifestPath = join(install.directory, 'package.json');
+  const { dependencies = {} } = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+  const paths = [install.directory];
+  const requireFromPackage = createRequire(manifestPath);
+  for (const name of Object.keys(dependencies)) {
+    if (name === 'prebuild-install') continue;
+    try {
+      paths.push(dirname(requireFromPackage.resolve(`${name}/package.json`)));
+    } catch {
+      // Not installed: loading isolated-vm fails, and the preflight says so.
+    }
+  }
+  return paths;
+}
+
+/**
+ * Whether `directory` (an isolated-vm package) holds a native addon: built at install time into
+ * `out/` (5.x) or `build/Release/`, or shipped prebuilt for this platform in `prebuilds/` (6.x
+ * on, loaded through node-gyp-build).
+ */
+function hasAddon(directory: string): boolean {
+  return (
+    existsSync(join(directory, 'out', 'isolated_vm.node')) ||
+    existsSync(join(directory, 'build', 'Release', 'isolated_vm.node')) ||
+    existsSync(join(directory, 'prebuilds', `${process.platform}-${process.arch}`))
+  );
 }
 
 const reinstall =
@@ -69,16 +113,16 @@ export async function isolatedVmProblem(
   nodeVersion: string = process.version,
 ): Promise<string | undefined> {
   const install = findIsolatedVm(directory);
-  if (install === undefined) {
-    return "The 'v8' engine needs the isolated-vm package, a peer dependency it does not install itself: run 'pnpm add isolated-vm' (5.0.4 or later on Node 20; 6.2.0 or later on Node 22; 7.0.1 or later on Node 24).";
-  }
   const minimum = minimumIsolatedVm(nodeVersion);
-  if (isOlder(install.version, minimum)) {
-    return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${minimum.split('.')[0]}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
+  if (install === undefined) {
+    return `The 'v8' engine needs the isolated-vm package, a peer dependency it does not install itself: run 'pnpm add isolated-vm@^${majorOf(minimum)}' (${minimum} or later for Node.js ${nodeVersion}; in general 5.0.4 or later on Node 20, 6.2.0 or later on Node 22, 7.0.1 or later on Node 24).`;
   }
-  const addon = join(install.directory, 'out', 'isolated_vm.node');
-  if (!existsSync(addon)) {
-    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${addon} is missing). ${reinstall}`;
+  if (isOlder(install.version, minimum)) {
+    return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${majorOf(minimum)}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
+  }
+  if (!hasAddon(install.directory)) {
+    const addon = join(install.directory, 'out', 'isolated_vm.node');
+    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${addon} is missing, and no prebuilt addon for ${process.platform}-${process.arch} came with it). ${reinstall}`;
   }
   const failure = await tryLoading(install.directory);
   if (failure !== undefined) {

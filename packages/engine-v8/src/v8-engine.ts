@@ -8,7 +8,13 @@ import {
   openHostSession,
   packageRuntimePaths,
 } from '@ghost/code-mode';
-import { IsolatedVmUnavailableError, isolatedVmProblem } from './isolated-vm-check.js';
+import { isolatedVmArgument } from './isolated-vm-argument.js';
+import {
+  findIsolatedVm,
+  IsolatedVmUnavailableError,
+  isolatedVmProblem,
+  isolatedVmRuntimePaths,
+} from './isolated-vm-check.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // The host always runs from the build (a plain `node` cannot run TypeScript sources).
@@ -50,7 +56,20 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
       checked = undefined;
       throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
     }
-    return openHostSession(context, { engine: 'v8', hostScript, runtimePaths, nodeOptions: hostNodeOptions });
+    // The host loads the isolated-vm the preflight checked, from the directory named here, so the
+    // two never disagree (a build for another Node.js found first on the host's own path, say).
+    const install = findIsolatedVm(settings.resolveFrom);
+    if (install === undefined) {
+      checked = undefined;
+      throw new IsolatedVmUnavailableError(`isolated-vm left ${settings.resolveFrom} after the check.`);
+    }
+    return openHostSession(context, {
+      engine: 'v8',
+      hostScript,
+      hostArguments: [`${isolatedVmArgument}${install.directory}`],
+      runtimePaths: [...new Set([...runtimePaths, ...isolatedVmRuntimePaths(install)])],
+      nodeOptions: hostNodeOptions,
+    });
   };
   return defineEngine({
     name: 'v8',
