@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openCodeModeSession } from '@ghost/code-mode';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IsolatedVmUnavailableError, isolatedVmProblem, minimumIsolatedVm } from './isolated-vm-check.js';
+import {
+  findIsolatedVm,
+  IsolatedVmUnavailableError,
+  isolatedVmProblem,
+  isolatedVmRuntimePaths,
+  minimumIsolatedVm,
+} from './isolated-vm-check.js';
 import { createV8Engine } from './v8-engine.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -71,6 +77,26 @@ describe('isolatedVmProblem', () => {
     expect(minimumIsolatedVm('v24.1.0')).toBe('7.0.1');
   });
 
+  it('takes a prebuilt addon for this platform (6.x on) as built, and reports what loading it says', async () => {
+    const root = await project({
+      'package.json': manifest('7.0.1'),
+      'isolated-vm.js': "module.exports = require('node-gyp-build')(__dirname).ivm;",
+    });
+    const prebuilds = join(
+      root,
+      'node_modules',
+      'isolated-vm',
+      'prebuilds',
+      `${process.platform}-${process.arch}`,
+    );
+    await mkdir(prebuilds, { recursive: true });
+    const problem = await isolatedVmProblem(root, 'v24.22.3');
+    expect(problem).not.toMatch(/never built/);
+    expect(problem).toMatch(
+      /isolated-vm 7\.0\.1 at .* fails to load in Node\.js v24\.22\.3: Error: Cannot find module 'node-gyp-build'/,
+    );
+  });
+
   it('reports the loader’s own error when the addon fails to load (a build for another Node, say)', async () => {
     const root = await project({
       'package.json': manifest('5.0.4'),
@@ -80,6 +106,31 @@ describe('isolatedVmProblem', () => {
     expect(await isolatedVmProblem(root, 'v20.20.2')).toMatch(
       /isolated-vm 5\.0\.4 at .* fails to load in Node\.js v20\.20\.2: Error: .*isolated_vm\.node: .*Then reinstall/,
     );
+  });
+});
+
+describe('isolatedVmRuntimePaths', () => {
+  it('grants the package and what it loads (node-gyp-build), not its install-time downloader', async () => {
+    const root = await project({
+      'package.json': JSON.stringify({
+        name: 'isolated-vm',
+        version: '7.0.1',
+        dependencies: { 'node-gyp-build': '^4.8.4', 'prebuild-install': '^7.1.2' },
+      }),
+    });
+    for (const name of ['node-gyp-build', 'prebuild-install']) {
+      await mkdir(join(root, 'node_modules', name), { recursive: true });
+      await writeFile(
+        join(root, 'node_modules', name, 'package.json'),
+        JSON.stringify({ name, version: '1.0.0' }),
+      );
+    }
+    const install = findIsolatedVm(root);
+    expect(install).toEqual({ directory: join(root, 'node_modules', 'isolated-vm'), version: '7.0.1' });
+    expect(isolatedVmRuntimePaths(install!)).toEqual([
+      join(root, 'node_modules', 'isolated-vm'),
+      join(root, 'node_modules', 'node-gyp-build'),
+    ]);
   });
 });
 

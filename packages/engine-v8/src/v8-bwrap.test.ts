@@ -5,15 +5,14 @@ import { defineSandboxBackend, defineTool, type SandboxSpawnSpec } from '@ghost/
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { isolatedVmHereProblem, needingIsolatedVm } from './test-support/isolated-vm-here.js';
-import { v8Engine } from './v8-engine.js';
+import { isolatedVmHereProblem, needingIsolatedVm, v8EngineHere } from './test-support/isolated-vm-here.js';
 
 describe.skipIf(isolatedVmHereProblem !== undefined)(
   needingIsolatedVm('the V8 engine in the native sandbox'),
   () => {
     // The engine layer and the OS layer together: every conformance case in the bubblewrap sandbox,
     // with isolated-vm's addon loaded from a read-only runtime path under seccomp.
-    describeEngineConformance({ engine: v8Engine, sandbox: bwrapSandbox });
+    describeEngineConformance({ engine: v8EngineHere, sandbox: bwrapSandbox });
 
     describe('the V8 host in the native sandbox', () => {
       it('runs a program with its threads and resident memory well inside the host’s OS limits', async () => {
@@ -36,7 +35,7 @@ describe.skipIf(isolatedVmHereProblem !== undefined)(
           },
         });
         const opened = await openCodeModeSession({
-          engine: v8Engine,
+          engine: v8EngineHere,
           sandbox: bwrapSandbox,
           tools: [hold],
           prewarm: false,
@@ -74,7 +73,7 @@ describe.skipIf(isolatedVmHereProblem !== undefined)(
           },
         });
         const opened = await openCodeModeSession({
-          engine: v8Engine,
+          engine: v8EngineHere,
           sandbox: recording,
           limits: { memoryBytes: 32 * 1024 * 1024, cpuSeconds: 2 },
         });
@@ -99,7 +98,7 @@ describe.skipIf(isolatedVmHereProblem !== undefined)(
     describe('V8 failures in the native sandbox', () => {
       it('a catastrophic V8 error aborts only the sandboxed host; the next program runs in a fresh one', async () => {
         const opened = await openCodeModeSession({
-          engine: v8Engine,
+          engine: v8EngineHere,
           sandbox: bwrapSandbox,
           limits: { memoryBytes: 32 * 1024 * 1024 },
         });
