@@ -8,20 +8,18 @@ import { isolatedVmArgument } from './isolated-vm-argument.js';
 import { createV8Driver } from './v8-driver.js';
 
 /**
- * The isolated-vm the engine checked and named on the command line. Loaded from that directory,
- * not resolved from this file: the install beside the host may be a build for another Node.js.
+ * The isolated-vm the engine checked, from the addon named on the command line (isolated-vm's own
+ * entry is `require(<addon>).ivm`), not resolved from this file: the install beside the host may
+ * be a build for another Node.js.
  */
 function loadIsolatedVm(): typeof ivm {
-  const directory = process.argv.find((argument) => argument.startsWith(isolatedVmArgument));
-  if (directory === undefined) {
-    throw new Error(
-      `the V8 host needs ${isolatedVmArgument}<directory>; it is started by @ghost/engine-v8 only`,
-    );
+  const argument = process.argv.find((candidate) => candidate.startsWith(isolatedVmArgument));
+  if (argument === undefined) {
+    throw new Error(`the V8 host needs ${isolatedVmArgument}<file>; it is started by @ghost/engine-v8 only`);
   }
-  // An absolute path resolves the same from any file; the host's own path is one Node allows.
-  return createRequire(process.argv[1] ?? process.cwd())(
-    directory.slice(isolatedVmArgument.length),
-  ) as typeof ivm;
+  // An absolute path loads the same from any file; the host's own path is one Node allows.
+  const addon = argument.slice(isolatedVmArgument.length);
+  return (createRequire(process.argv[1] ?? process.cwd())(addon) as { ivm: typeof ivm }).ivm;
 }
 
 void runProcessHost(createV8Driver(loadIsolatedVm()));

@@ -1,5 +1,6 @@
 /**
- * The host argument that names the isolated-vm directory to load (`--ghost-isolated-vm=<path>`):
- * the one the engine's preflight found and checked for the Node.js running it.
+ * The host argument that names the isolated-vm native addon to load
+ * (`--ghost-isolated-vm-addon=<file>`): the one the engine's preflight found and loaded for the
+ * Node.js running it.
  */
-export const isolatedVmArgument = '--ghost-isolated-vm=';
+export const isolatedVmArgument = '--ghost-isolated-vm-addon=';

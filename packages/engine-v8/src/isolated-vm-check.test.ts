@@ -6,9 +6,9 @@ import { openCodeModeSession } from '@ghost/code-mode';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   findIsolatedVm,
+  findIsolatedVmAddon,
   IsolatedVmUnavailableError,
   isolatedVmProblem,
-  isolatedVmRuntimePaths,
   minimumIsolatedVm,
 } from './isolated-vm-check.js';
 import { createV8Engine } from './v8-engine.js';
@@ -77,7 +77,7 @@ describe('isolatedVmProblem', () => {
     expect(minimumIsolatedVm('v24.1.0')).toBe('7.0.1');
   });
 
-  it('takes a prebuilt addon for this platform (6.x on) as built, and reports what loading it says', async () => {
+  it('loads a prebuilt addon for this platform (6.x on) as the host would, reporting what loading it says', async () => {
     const root = await project({
       'package.json': manifest('7.0.1'),
       'isolated-vm.js': "module.exports = require('node-gyp-build')(__dirname).ivm;",
@@ -90,10 +90,12 @@ describe('isolatedVmProblem', () => {
       `${process.platform}-${process.arch}`,
     );
     await mkdir(prebuilds, { recursive: true });
-    const problem = await isolatedVmProblem(root, 'v24.22.3');
-    expect(problem).not.toMatch(/never built/);
-    expect(problem).toMatch(
-      /isolated-vm 7\.0\.1 at .* fails to load in Node\.js v24\.22\.3: Error: Cannot find module 'node-gyp-build'/,
+    await writeFile(
+      join(prebuilds, `isolated-vm.abi${process.versions.modules}.glibc.node`),
+      'not a shared object',
+    );
+    expect(await isolatedVmProblem(root, 'v24.22.3')).toMatch(
+      /isolated-vm 7\.0\.1 at .* fails to load in Node\.js v24\.22\.3: Error: .*isolated-vm\.abi\d+\.glibc\.node: .*Then reinstall/,
     );
   });
 
@@ -109,28 +111,27 @@ describe('isolatedVmProblem', () => {
   });
 });
 
-describe('isolatedVmRuntimePaths', () => {
-  it('grants the package and what it loads (node-gyp-build), not its install-time downloader', async () => {
-    const root = await project({
-      'package.json': JSON.stringify({
-        name: 'isolated-vm',
-        version: '7.0.1',
-        dependencies: { 'node-gyp-build': '^4.8.4', 'prebuild-install': '^7.1.2' },
-      }),
-    });
-    for (const name of ['node-gyp-build', 'prebuild-install']) {
-      await mkdir(join(root, 'node_modules', name), { recursive: true });
-      await writeFile(
-        join(root, 'node_modules', name, 'package.json'),
-        JSON.stringify({ name, version: '1.0.0' }),
-      );
+describe('findIsolatedVmAddon', () => {
+  it('takes an install-time build first, else the prebuilt addon for this Node.js ABI and libc', async () => {
+    const root = await project({ 'package.json': manifest('7.0.1') });
+    const installed = findIsolatedVm(root);
+    expect(installed).toEqual({ directory: join(root, 'node_modules', 'isolated-vm'), version: '7.0.1' });
+    const directory = installed?.directory ?? '';
+    expect(findIsolatedVmAddon(directory)).toBeUndefined();
+    const prebuilds = join(directory, 'prebuilds', `${process.platform}-${process.arch}`);
+    await mkdir(prebuilds, { recursive: true });
+    const abi = process.versions.modules;
+    for (const name of [
+      `isolated-vm.abi1.glibc.node`,
+      `isolated-vm.abi${abi}.musl.node`,
+      `isolated-vm.abi${abi}.glibc.node`,
+    ]) {
+      await writeFile(join(prebuilds, name), '');
     }
-    const install = findIsolatedVm(root);
-    expect(install).toEqual({ directory: join(root, 'node_modules', 'isolated-vm'), version: '7.0.1' });
-    expect(isolatedVmRuntimePaths(install!)).toEqual([
-      join(root, 'node_modules', 'isolated-vm'),
-      join(root, 'node_modules', 'node-gyp-build'),
-    ]);
+    expect(findIsolatedVmAddon(directory)).toBe(join(prebuilds, `isolated-vm.abi${abi}.glibc.node`));
+    await mkdir(join(directory, 'build', 'Release'), { recursive: true });
+    await writeFile(join(directory, 'build', 'Release', 'isolated_vm.node'), '');
+    expect(findIsolatedVmAddon(directory)).toBe(join(directory, 'build', 'Release', 'isolated_vm.node'));
   });
 });
 

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GhostError, type GhostErrorOptions } from '@ghost/core';
 
@@ -65,39 +64,34 @@ function isOlder(version: string, minimum: string): boolean {
 }
 
 /**
- * The paths the host reads to load `install`: the package, and the packages it requires when it
- * loads (`node-gyp-build`, which picks the prebuilt addon for this Node.js, from 6.x on). Its
- * install-time downloader (`prebuild-install`, 5.x) is never loaded by the host.
+ * The native addon of the isolated-vm package in `directory` that this Node.js loads, or
+ * `undefined` when there is none: a build from install time (`build/Release/`, or `out/` in 5.x)
+ * first, then a prebuilt one shipped for this platform and Node.js ABI (6.x on; glibc or musl on
+ * Linux). isolated-vm's own entry is `require(<that addon>).ivm`, found by node-gyp-build from
+ * 6.x on; the engine finds it here, where it may read the file system, so the sandboxed host
+ * loads the same file without node-gyp-build probing paths (`/etc/alpine-release`) Node's
+ * permission model refuses.
  */
-export function isolatedVmRuntimePaths(install: IsolatedVmInstall): string[] {
-  const manifestPath = join(install.directory, 'package.json');
-  const { dependencies = {} } = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
-    dependencies?: Record<string, string>;
-  };
-  const paths = [install.directory];
-  const requireFromPackage = createRequire(manifestPath);
-  for (const name of Object.keys(dependencies)) {
-    if (name === 'prebuild-install') continue;
-    try {
-      paths.push(dirname(requireFromPackage.resolve(`${name}/package.json`)));
-    } catch {
-      // Not installed: loading isolated-vm fails, and the preflight says so.
-    }
+export function findIsolatedVmAddon(directory: string): string | undefined {
+  const builds = [
+    join(directory, 'build', 'Release', 'isolated_vm.node'),
+    join(directory, 'out', 'isolated_vm.node'),
+  ];
+  for (const built of builds) {
+    if (existsSync(built)) return built;
   }
-  return paths;
-}
-
-/**
- * Whether `directory` (an isolated-vm package) holds a native addon: built at install time into
- * `out/` (5.x) or `build/Release/`, or shipped prebuilt for this platform in `prebuilds/` (6.x
- * on, loaded through node-gyp-build).
- */
-function hasAddon(directory: string): boolean {
-  return (
-    existsSync(join(directory, 'out', 'isolated_vm.node')) ||
-    existsSync(join(directory, 'build', 'Release', 'isolated_vm.node')) ||
-    existsSync(join(directory, 'prebuilds', `${process.platform}-${process.arch}`))
-  );
+  const prebuilds = join(directory, 'prebuilds', `${process.platform}-${process.arch}`);
+  if (!existsSync(prebuilds)) return undefined;
+  const libc =
+    process.platform !== 'linux' ? undefined : existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  const abi = `abi${process.versions.modules}`;
+  for (const name of readdirSync(prebuilds).sort()) {
+    const tags = name.split('.');
+    if (!name.endsWith('.node') || !tags.includes(abi)) continue;
+    const libcTag = tags.find((tag) => tag === 'glibc' || tag === 'musl');
+    if (libcTag === undefined || libcTag === libc) return join(prebuilds, name);
+  }
+  return undefined;
 }
 
 const reinstall =
@@ -120,19 +114,21 @@ export async function isolatedVmProblem(
   if (isOlder(install.version, minimum)) {
     return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${majorOf(minimum)}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
   }
-  if (!hasAddon(install.directory)) {
-    const addon = join(install.directory, 'out', 'isolated_vm.node');
-    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${addon} is missing, and no prebuilt addon for ${process.platform}-${process.arch} came with it). ${reinstall}`;
+  const addon = findIsolatedVmAddon(install.directory);
+  if (addon === undefined) {
+    const built = join(install.directory, 'out', 'isolated_vm.node');
+    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${built} is missing, and no prebuilt addon for ${process.platform}-${process.arch} and Node.js ABI ${process.versions.modules} came with it). ${reinstall}`;
   }
-  const failure = await tryLoading(install.directory);
+  const failure = await tryLoading(addon);
   if (failure !== undefined) {
     return `isolated-vm ${install.version} at ${install.directory} fails to load in Node.js ${nodeVersion}: ${failure} ${reinstall}`;
   }
   return undefined;
 }
 
-function tryLoading(directory: string): Promise<string | undefined> {
-  const script = `require(${JSON.stringify(directory)}); process.stdout.write('loaded')`;
+/** Loads `addon` as the host does, in a child. */
+function tryLoading(addon: string): Promise<string | undefined> {
+  const script = `if (!require(${JSON.stringify(addon)}).ivm) throw new Error('it has no ivm export'); process.stdout.write('loaded')`;
   return new Promise((resolve) => {
     execFile(
       process.execPath,

@@ -11,9 +11,9 @@ import {
 import { isolatedVmArgument } from './isolated-vm-argument.js';
 import {
   findIsolatedVm,
+  findIsolatedVmAddon,
   IsolatedVmUnavailableError,
   isolatedVmProblem,
-  isolatedVmRuntimePaths,
 } from './isolated-vm-check.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -56,18 +56,21 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
       checked = undefined;
       throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
     }
-    // The host loads the isolated-vm the preflight checked, from the directory named here, so the
-    // two never disagree (a build for another Node.js found first on the host's own path, say).
+    // The host loads the addon the preflight checked, named here, so the two never disagree (a
+    // build for another Node.js beside the host, say).
     const install = findIsolatedVm(settings.resolveFrom);
-    if (install === undefined) {
+    const addon = install === undefined ? undefined : findIsolatedVmAddon(install.directory);
+    if (install === undefined || addon === undefined) {
       checked = undefined;
-      throw new IsolatedVmUnavailableError(`isolated-vm left ${settings.resolveFrom} after the check.`);
+      throw new IsolatedVmUnavailableError(
+        `isolated-vm changed in ${settings.resolveFrom} while the engine checked it: open the session again.`,
+      );
     }
     return openHostSession(context, {
       engine: 'v8',
       hostScript,
-      hostArguments: [`${isolatedVmArgument}${install.directory}`],
-      runtimePaths: [...new Set([...runtimePaths, ...isolatedVmRuntimePaths(install)])],
+      hostArguments: [`${isolatedVmArgument}${addon}`],
+      runtimePaths: [...new Set([...runtimePaths, install.directory])],
       nodeOptions: hostNodeOptions,
     });
   };
