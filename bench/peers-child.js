@@ -141,7 +141,12 @@ const systems = {
 async function openGhost(openCodeModeSession, engine) {
   const { defineTool } = await import('@ghost/core');
   const { default: Type } = await import('typebox');
-  const noop = defineTool({ name: 'noop', description: 'Does nothing.', input: Type.Object({}), execute: () => null });
+  const noop = defineTool({
+    name: 'noop',
+    description: 'Does nothing.',
+    input: Type.Object({}),
+    execute: () => null,
+  });
   // Default limits but the count per session, which a bench of many programs exceeds.
   const opened = await openCodeModeSession({
     engine,
