@@ -125,8 +125,9 @@ const systems = {
     return {
       async run(program) {
         try {
-          const { result } = await client.callToolChain(program.body.replaceAll('CALL', 'bench.noop'));
-          return { ok: true, value: result };
+          const { result, logs } = await client.callToolChain(program.body.replaceAll('CALL', 'bench.noop'));
+          // It reports a program's failure (a timeout, say) in its logs, with a null result.
+          return { ok: true, value: result, note: logs.at(-1) };
         } catch (error) {
           return { ok: false, error: describe(error) };
         }
@@ -147,12 +148,14 @@ async function openGhost(openCodeModeSession, engine) {
     input: Type.Object({}),
     execute: () => null,
   });
-  // Default limits but the count per session, which a bench of many programs exceeds.
+  // Default limits but the counts per session (programs, tool calls), which a bench of many
+  // programs exceeds; the peers count neither.
   const opened = await openCodeModeSession({
     engine,
     sandbox: 'native',
     tools: [noop],
-    limits: { programs: 100_000 },
+    limits: { programs: 100_000, toolCalls: 100_000 },
+    maxToolCalls: 1_000_000,
   });
   return {
     async run(program) {
@@ -237,7 +240,9 @@ async function runaway(opened, program) {
   const after = await opened.run(programs.one);
   return {
     seconds,
-    ended: outcome.ok ? `completed (${JSON.stringify(outcome.value)})` : outcome.error.slice(0, 160),
+    ended: outcome.ok
+      ? `completed (${JSON.stringify(outcome.value)})${outcome.note ? `, logging ${String(outcome.note).slice(0, 120)}` : ''}`
+      : outcome.error.slice(0, 160),
     recovers: after.ok && after.value === 1,
   };
 }

@@ -17,20 +17,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ltsScript = join(here, '..', 'scripts', 'lts-node.mjs');
 const minimumMajor = 22;
 
-if (Number(process.versions.node.split('.')[0]) < minimumMajor) {
-  // The peers refuse this Node.js: run again under the LTS from the cache.
-  const child = spawn(
-    process.execPath,
-    [ltsScript, 'run', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    {
-      stdio: 'inherit',
-    },
-  );
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-} else {
-  await main();
-}
-
 /**
  * Installs bench/peers (package.json and its lockfile) with `npm ci` into
  * `~/.cache/ghost/bench-peers/<digest of both>`, once; returns that folder. npm runs with this
@@ -231,4 +217,18 @@ function print(systems, labels, table) {
       `cold start: Ghost QuickJS/bwrap ${formatMs(ghostCold)}, fastest peer ${formatMs(fastestPeer)}: ${ghostCold <= fastestPeer ? 'no slower' : `${(ghostCold / fastestPeer).toFixed(2)}× slower`}`,
     );
   }
+}
+
+if (Number(process.versions.node.split('.')[0]) < minimumMajor) {
+  // The peers refuse this Node.js: run again under the LTS from the cache.
+  const child = spawn(
+    process.execPath,
+    [ltsScript, 'run', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+    },
+  );
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+} else {
+  await main();
 }

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { EngineV1 } from '@ghost/code-mode';
-import { isolatedVmProblem } from '../isolated-vm-check.js';
+import { findIsolatedVm, isolatedVmProblem } from '../isolated-vm-check.js';
 import { createV8Engine, v8Engine } from '../v8-engine.js';
 
 const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -16,6 +16,12 @@ const isolatedVmFrom = process.env.GHOST_TEST_ISOLATED_VM_FROM || packageRoot;
 
 /** Why the isolated-vm these tests use cannot run the engine on this Node.js, or `undefined`. */
 export const isolatedVmHereProblem: string | undefined = await isolatedVmProblem(isolatedVmFrom);
+
+/**
+ * The major version of the isolated-vm these tests use (0 when there is none). 7.x refuses some
+ * allocations as over the heap limit that 5.x lets through into a V8 fatal error.
+ */
+export const isolatedVmHereMajor: number = Number(findIsolatedVm(isolatedVmFrom)?.version.split('.')[0] ?? 0);
 
 /**
  * The V8 engine as the tests run it: {@link v8Engine} itself on the machine's Node.js, and an
