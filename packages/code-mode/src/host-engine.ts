@@ -17,6 +17,11 @@ export interface HostEngineOptions {
   readonly engine: string;
   /** The absolute path of the host script, which calls `runProcessHost(driver)`. */
   readonly hostScript: string;
+  /**
+   * Arguments after the host script, for what the host must know before its handshake (such as
+   * where a native dependency is installed). Process placements only.
+   */
+  readonly hostArguments?: readonly string[];
   /** Node options the host needs beyond the permission model (such as `--no-node-snapshot`). */
   readonly nodeOptions?: readonly string[];
   /** Paths the host reads: the engine's code and files, and those of its dependencies. */
@@ -53,6 +58,7 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
     '--no-warnings',
     ...(options.nodeOptions ?? []),
     options.hostScript,
+    ...(options.hostArguments ?? []),
   ];
   return new HostSession({
     broker: context.broker,

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openCodeModeSession } from '@ghost/code-mode';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IsolatedVmUnavailableError, isolatedVmProblem, minimumIsolatedVm } from './isolated-vm-check.js';
+import {
+  findIsolatedVm,
+  findIsolatedVmAddon,
+  IsolatedVmUnavailableError,
+  isolatedVmProblem,
+  minimumIsolatedVm,
+} from './isolated-vm-check.js';
 import { createV8Engine } from './v8-engine.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -38,9 +44,19 @@ describe('isolatedVmProblem', () => {
     else expect(problem).toContain(`install ${minimumIsolatedVm(process.version)} or later`);
   });
 
-  it('says to install the peer dependency when it is missing', async () => {
-    expect(await isolatedVmProblem(await project())).toMatch(
-      /needs the isolated-vm package, a peer dependency .*'pnpm add isolated-vm'.*6\.2\.0 or later on Node 22/,
+  it('says to install the peer dependency when it is missing, naming the version for the running Node.js', async () => {
+    const root = await project();
+    expect(await isolatedVmProblem(root)).toMatch(
+      /needs the isolated-vm package, a peer dependency .*'pnpm add isolated-vm@\^\d'.*6\.2\.0 or later on Node 22/,
+    );
+    expect(await isolatedVmProblem(root, 'v20.20.2')).toMatch(
+      /'pnpm add isolated-vm@\^5' \(5\.0\.4 or later for Node\.js v20\.20\.2/,
+    );
+    expect(await isolatedVmProblem(root, 'v22.12.0')).toMatch(
+      /'pnpm add isolated-vm@\^6' \(6\.2\.0 or later for Node\.js v22\.12\.0/,
+    );
+    expect(await isolatedVmProblem(root, 'v24.22.3')).toMatch(
+      /'pnpm add isolated-vm@\^7' \(7\.0\.1 or later for Node\.js v24\.22\.3/,
     );
   });
 
@@ -61,6 +77,28 @@ describe('isolatedVmProblem', () => {
     expect(minimumIsolatedVm('v24.1.0')).toBe('7.0.1');
   });
 
+  it('loads a prebuilt addon for this platform (6.x on) as the host would, reporting what loading it says', async () => {
+    const root = await project({
+      'package.json': manifest('7.0.1'),
+      'isolated-vm.js': "module.exports = require('node-gyp-build')(__dirname).ivm;",
+    });
+    const prebuilds = join(
+      root,
+      'node_modules',
+      'isolated-vm',
+      'prebuilds',
+      `${process.platform}-${process.arch}`,
+    );
+    await mkdir(prebuilds, { recursive: true });
+    await writeFile(
+      join(prebuilds, `isolated-vm.abi${process.versions.modules}.glibc.node`),
+      'not a shared object',
+    );
+    expect(await isolatedVmProblem(root, 'v24.22.3')).toMatch(
+      /isolated-vm 7\.0\.1 at .* fails to load in Node\.js v24\.22\.3: Error: .*isolated-vm\.abi\d+\.glibc\.node: .*Then reinstall/,
+    );
+  });
+
   it('reports the loader’s own error when the addon fails to load (a build for another Node, say)', async () => {
     const root = await project({
       'package.json': manifest('5.0.4'),
@@ -73,6 +111,30 @@ describe('isolatedVmProblem', () => {
   });
 });
 
+describe('findIsolatedVmAddon', () => {
+  it('takes an install-time build first, else the prebuilt addon for this Node.js ABI and libc', async () => {
+    const root = await project({ 'package.json': manifest('7.0.1') });
+    const installed = findIsolatedVm(root);
+    expect(installed).toEqual({ directory: join(root, 'node_modules', 'isolated-vm'), version: '7.0.1' });
+    const directory = installed?.directory ?? '';
+    expect(findIsolatedVmAddon(directory)).toBeUndefined();
+    const prebuilds = join(directory, 'prebuilds', `${process.platform}-${process.arch}`);
+    await mkdir(prebuilds, { recursive: true });
+    const abi = process.versions.modules;
+    for (const name of [
+      `isolated-vm.abi1.glibc.node`,
+      `isolated-vm.abi${abi}.musl.node`,
+      `isolated-vm.abi${abi}.glibc.node`,
+    ]) {
+      await writeFile(join(prebuilds, name), '');
+    }
+    expect(findIsolatedVmAddon(directory)).toBe(join(prebuilds, `isolated-vm.abi${abi}.glibc.node`));
+    await mkdir(join(directory, 'build', 'Release'), { recursive: true });
+    await writeFile(join(directory, 'build', 'Release', 'isolated_vm.node'), '');
+    expect(findIsolatedVmAddon(directory)).toBe(join(directory, 'build', 'Release', 'isolated_vm.node'));
+  });
+});
+
 describe('the v8 engine without a working isolated-vm', () => {
   it('refuses to open a session with an IsolatedVmUnavailableError that says what to do, starting nothing', async () => {
     const engine = createV8Engine({ resolveFrom: await project() });
@@ -80,7 +142,7 @@ describe('the v8 engine without a working isolated-vm', () => {
     await expect(opening).rejects.toBeInstanceOf(IsolatedVmUnavailableError);
     await expect(opening).rejects.toMatchObject({
       code: 'ENGINE_V8_UNAVAILABLE',
-      message: expect.stringMatching(/'pnpm add isolated-vm'/),
+      message: expect.stringMatching(/'pnpm add isolated-vm@\^\d'/),
     });
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GhostError, type GhostErrorOptions } from '@ghost/core';
 
@@ -15,14 +15,17 @@ export class IsolatedVmUnavailableError extends GhostError {
 }
 
 /** Where an installed isolated-vm is, and what it says of itself. */
-interface IsolatedVmInstall {
+export interface IsolatedVmInstall {
   /** The package's directory. */
   readonly directory: string;
   readonly version: string;
 }
 
-/** Finds the isolated-vm that Node resolves from `directory`, as the host will load it. */
-function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
+/**
+ * Finds the isolated-vm that Node resolves from `directory`: the one the preflight checks and the
+ * engine tells its host to load.
+ */
+export function findIsolatedVm(directory: string): IsolatedVmInstall | undefined {
   for (let current = directory; ; current = dirname(current)) {
     const candidate = join(current, 'node_modules', 'isolated-vm');
     const manifest = join(candidate, 'package.json');
@@ -42,6 +45,10 @@ export function minimumIsolatedVm(nodeVersion: string): string {
   return '5.0.4';
 }
 
+function majorOf(version: string): string {
+  return version.split('.')[0] ?? version;
+}
+
 function isOlder(version: string, minimum: string): boolean {
   const parse = (text: string) =>
     text
@@ -54,6 +61,37 @@ function isOlder(version: string, minimum: string): boolean {
     if (difference !== 0) return difference < 0;
   }
   return false;
+}
+
+/**
+ * The native addon of the isolated-vm package in `directory` that this Node.js loads, or
+ * `undefined` when there is none: a build from install time (`build/Release/`, or `out/` in 5.x)
+ * first, then a prebuilt one shipped for this platform and Node.js ABI (6.x on; glibc or musl on
+ * Linux). isolated-vm's own entry is `require(<that addon>).ivm`, found by node-gyp-build from
+ * 6.x on; the engine finds it here, where it may read the file system, so the sandboxed host
+ * loads the same file without node-gyp-build probing paths (`/etc/alpine-release`) Node's
+ * permission model refuses.
+ */
+export function findIsolatedVmAddon(directory: string): string | undefined {
+  const builds = [
+    join(directory, 'build', 'Release', 'isolated_vm.node'),
+    join(directory, 'out', 'isolated_vm.node'),
+  ];
+  for (const built of builds) {
+    if (existsSync(built)) return built;
+  }
+  const prebuilds = join(directory, 'prebuilds', `${process.platform}-${process.arch}`);
+  if (!existsSync(prebuilds)) return undefined;
+  const libc =
+    process.platform !== 'linux' ? undefined : existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  const abi = `abi${process.versions.modules}`;
+  for (const name of readdirSync(prebuilds).sort()) {
+    const tags = name.split('.');
+    if (!name.endsWith('.node') || !tags.includes(abi)) continue;
+    const libcTag = tags.find((tag) => tag === 'glibc' || tag === 'musl');
+    if (libcTag === undefined || libcTag === libc) return join(prebuilds, name);
+  }
+  return undefined;
 }
 
 const reinstall =
@@ -69,26 +107,28 @@ export async function isolatedVmProblem(
   nodeVersion: string = process.version,
 ): Promise<string | undefined> {
   const install = findIsolatedVm(directory);
-  if (install === undefined) {
-    return "The 'v8' engine needs the isolated-vm package, a peer dependency it does not install itself: run 'pnpm add isolated-vm' (5.0.4 or later on Node 20; 6.2.0 or later on Node 22; 7.0.1 or later on Node 24).";
-  }
   const minimum = minimumIsolatedVm(nodeVersion);
+  if (install === undefined) {
+    return `The 'v8' engine needs the isolated-vm package, a peer dependency it does not install itself: run 'pnpm add isolated-vm@^${majorOf(minimum)}' (${minimum} or later for Node.js ${nodeVersion}; in general 5.0.4 or later on Node 20, 6.2.0 or later on Node 22, 7.0.1 or later on Node 24).`;
+  }
   if (isOlder(install.version, minimum)) {
-    return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${minimum.split('.')[0]}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
+    return `isolated-vm ${install.version} (at ${install.directory}) is too old for Node.js ${nodeVersion}: install ${minimum} or later ('pnpm add isolated-vm@^${majorOf(minimum)}'); older builds are affected by GHSA-864f-rcv7-6rh4 or do not build on this Node.js.`;
   }
-  const addon = join(install.directory, 'out', 'isolated_vm.node');
-  if (!existsSync(addon)) {
-    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${addon} is missing). ${reinstall}`;
+  const addon = findIsolatedVmAddon(install.directory);
+  if (addon === undefined) {
+    const built = join(install.directory, 'out', 'isolated_vm.node');
+    return `isolated-vm ${install.version} is installed at ${install.directory}, but its native addon was never built (${built} is missing, and no prebuilt addon for ${process.platform}-${process.arch} and Node.js ABI ${process.versions.modules} came with it). ${reinstall}`;
   }
-  const failure = await tryLoading(install.directory);
+  const failure = await tryLoading(addon);
   if (failure !== undefined) {
     return `isolated-vm ${install.version} at ${install.directory} fails to load in Node.js ${nodeVersion}: ${failure} ${reinstall}`;
   }
   return undefined;
 }
 
-function tryLoading(directory: string): Promise<string | undefined> {
-  const script = `require(${JSON.stringify(directory)}); process.stdout.write('loaded')`;
+/** Loads `addon` as the host does, in a child. */
+function tryLoading(addon: string): Promise<string | undefined> {
+  const script = `if (!require(${JSON.stringify(addon)}).ivm) throw new Error('it has no ivm export'); process.stdout.write('loaded')`;
   return new Promise((resolve) => {
     execFile(
       process.execPath,

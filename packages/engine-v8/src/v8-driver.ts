@@ -9,7 +9,7 @@ import {
   type PreparedGuest,
   type ProgramCompletion,
 } from '@ghost/code-mode/host';
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import { programScript, v8Bootstrap } from './v8-bootstrap.js';
 
 /** isolated-vm's smallest memory limit, in MiB. */
@@ -47,11 +47,14 @@ function onCatastrophicError(message: string): void {
  * more than later ones; the host's rehearsal (`rehearseProgram`
  * in `@ghost/code-mode/host`) runs one small program in a throwaway isolate first, so the real
  * program does not pay for them.
+ *
+ * `isolatedVm` is the isolated-vm module the host loaded: the one the engine checked for the
+ * Node.js running it.
  */
-export function createV8Driver(): EngineDriver {
+export function createV8Driver(isolatedVm: typeof ivm): EngineDriver {
   return {
     engine: 'v8',
-    prepare: (setup) => V8Guest.create(setup),
+    prepare: (setup) => V8Guest.create(isolatedVm, setup),
   };
 }
 
@@ -63,6 +66,7 @@ class V8Guest implements PreparedGuest {
   readonly #isolate: ivm.Isolate;
   readonly #context: ivm.Context;
   readonly #limits: HostLimits;
+  readonly #isolatedVm: typeof ivm;
   #exchange: ivm.Reference<Exchange> | undefined;
   /** Tool calls passed on whose results have not come back. */
   #callsInFlight = 0;
@@ -76,12 +80,12 @@ class V8Guest implements PreparedGuest {
   #watch: ReturnType<typeof setInterval> | undefined;
   #isDisposed = false;
 
-  static async create(setup: GuestSetup): Promise<V8Guest> {
+  static async create(isolatedVm: typeof ivm, setup: GuestSetup): Promise<V8Guest> {
     const memoryLimit = Math.max(minimumMemoryLimitMiB, Math.ceil(setup.limits.memoryBytes / 1024 / 1024));
-    const isolate = new ivm.Isolate({ memoryLimit, onCatastrophicError });
+    const isolate = new isolatedVm.Isolate({ memoryLimit, onCatastrophicError });
     try {
       const context = await isolate.createContext();
-      const guest = new V8Guest(isolate, context, setup.limits);
+      const guest = new V8Guest(isolatedVm, isolate, context, setup.limits);
       await guest.#install(setup);
       return guest;
     } catch (error) {
@@ -90,16 +94,24 @@ class V8Guest implements PreparedGuest {
     }
   }
 
-  private constructor(isolate: ivm.Isolate, context: ivm.Context, limits: HostLimits) {
+  private constructor(
+    isolatedVm: typeof ivm,
+    isolate: ivm.Isolate,
+    context: ivm.Context,
+    limits: HostLimits,
+  ) {
+    this.#isolatedVm = isolatedVm;
     this.#isolate = isolate;
     this.#context = context;
     this.#limits = limits;
   }
 
   async #install({ prelude, toolsJson }: GuestSetup): Promise<void> {
-    const post = new ivm.Callback((op: unknown, text: unknown) => this.#onPost(op, text), { ignored: true });
+    const post = new this.#isolatedVm.Callback((op: unknown, text: unknown) => this.#onPost(op, text), {
+      ignored: true,
+    });
     // Output waits for the host: past outputBytes it is dropped here, never queued on the way.
-    const write = new ivm.Callback((text: unknown) => this.#onWrite(text), { sync: true });
+    const write = new this.#isolatedVm.Callback((text: unknown) => this.#onWrite(text), { sync: true });
     const bootstrap = await this.#context.eval(v8Bootstrap(prelude), {
       filename: 'bootstrap.js',
       reference: true,

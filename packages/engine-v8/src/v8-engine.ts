@@ -8,7 +8,13 @@ import {
   openHostSession,
   packageRuntimePaths,
 } from '@ghost/code-mode';
-import { IsolatedVmUnavailableError, isolatedVmProblem } from './isolated-vm-check.js';
+import { isolatedVmArgument } from './isolated-vm-argument.js';
+import {
+  findIsolatedVm,
+  findIsolatedVmAddon,
+  IsolatedVmUnavailableError,
+  isolatedVmProblem,
+} from './isolated-vm-check.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // The host always runs from the build (a plain `node` cannot run TypeScript sources).
@@ -50,7 +56,23 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
       checked = undefined;
       throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
     }
-    return openHostSession(context, { engine: 'v8', hostScript, runtimePaths, nodeOptions: hostNodeOptions });
+    // The host loads the addon the preflight checked, named here, so the two never disagree (a
+    // build for another Node.js beside the host, say).
+    const install = findIsolatedVm(settings.resolveFrom);
+    const addon = install === undefined ? undefined : findIsolatedVmAddon(install.directory);
+    if (install === undefined || addon === undefined) {
+      checked = undefined;
+      throw new IsolatedVmUnavailableError(
+        `isolated-vm changed in ${settings.resolveFrom} while the engine checked it: open the session again.`,
+      );
+    }
+    return openHostSession(context, {
+      engine: 'v8',
+      hostScript,
+      hostArguments: [`${isolatedVmArgument}${addon}`],
+      runtimePaths: [...new Set([...runtimePaths, install.directory])],
+      nodeOptions: hostNodeOptions,
+    });
   };
   return defineEngine({
     name: 'v8',
