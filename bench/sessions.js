@@ -1,0 +1,138 @@
+// Memory with many concurrent code-mode sessions on one runtime: the parent's resident memory and
+// heap, and how many engine host processes run and how much resident memory they hold together.
+// Run alone with `node bench/sessions.js [sessions ...]` (default 1 10 100, and 200 idle sessions);
+// `pnpm bench` runs it through run.js. Figures and the design: docs/decisions/2026-12-05-spare-host-pool.md.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openCodeModeSession } from '@ghost/code-mode';
+import { createRuntime } from '@ghost/core';
+import { quickjsEngine } from '@ghost/engine-quickjs';
+import { bwrapSandbox } from '@ghost/sandbox-bwrap';
+import { delay, noop } from './code-mode.js';
+
+const mebibyte = 1024 * 1024;
+
+/** Every process below this one: pid, parent pid, command name and resident memory in bytes. */
+async function descendants() {
+  const processes = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = await readFile(`/proc/${entry}/status`, 'utf8');
+      const parent = /\nPPid:\s+(\d+)/.exec(status);
+      const name = /^Name:\s+(.*)$/m.exec(status);
+      const resident = /VmRSS:\s+(\d+) kB/.exec(status);
+      processes.push({
+        pid: Number(entry),
+        parent: parent ? Number(parent[1]) : 0,
+        name: name ? name[1] : '',
+        residentBytes: resident ? Number(resident[1]) * 1024 : 0,
+      });
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  const below = new Set([process.pid]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const each of processes) {
+      if (!below.has(each.pid) && below.has(each.parent)) {
+        below.add(each.pid);
+        grew = true;
+      }
+    }
+  }
+  return processes.filter((each) => each.pid !== process.pid && below.has(each.pid));
+}
+
+/** Waits until the set of descendant processes has not changed for two seconds (spares started). */
+async function settle() {
+  let last = '';
+  let stableSince = performance.now();
+  for (;;) {
+    const now = (await descendants())
+      .map((each) => each.pid)
+      .sort()
+      .join(',');
+    if (now !== last) {
+      last = now;
+      stableSince = performance.now();
+    } else if (performance.now() - stableSince > 2000) {
+      return;
+    }
+    await delay(250);
+  }
+}
+
+async function snapshot(label) {
+  globalThis.gc?.();
+  const processes = await descendants();
+  const hosts = processes.filter((each) => each.name === 'node');
+  const memory = process.memoryUsage();
+  return {
+    label,
+    parentResidentMiB: memory.rss / mebibyte,
+    parentHeapMiB: memory.heapUsed / mebibyte,
+    hostProcesses: hosts.length,
+    processes: processes.length,
+    processResidentMiB: processes.reduce((sum, each) => sum + each.residentBytes, 0) / mebibyte,
+  };
+}
+
+/**
+ * Opens `count` sessions at once on one runtime, optionally runs one program in each (all at
+ * once), lets the spares settle and measures; then closes everything.
+ */
+async function measureSessions(count, { runPrograms, sandbox }) {
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-bench-sessions-'));
+  const runtime = createRuntime({ workspaceRoot });
+  const opened = [];
+  try {
+    const openings = Array.from({ length: count }, () =>
+      openCodeModeSession({ engine: quickjsEngine, sandbox, tools: [noop], runtime }),
+    );
+    for (const each of await Promise.all(openings)) opened.push(each);
+    if (runPrograms) {
+      const results = await Promise.all(
+        opened.map((each) => each.session.execute('await tools.noop({}); 1')),
+      );
+      const failed = results.find((result) => result.status !== 'completed');
+      if (failed) throw new Error(`bench program failed: ${failed.error}`);
+    }
+    await settle();
+    return await snapshot(`${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}`);
+  } finally {
+    await Promise.all(opened.map((each) => each.close()));
+    await runtime.close?.();
+    await rm(workspaceRoot, { recursive: true, force: true });
+  }
+}
+
+/** Memory figures for 1, 10 and 100 sessions that each ran a program, and 200 idle sessions. */
+export async function sessionFigures({ counts = [1, 10, 100], idle = 200, sandbox = bwrapSandbox } = {}) {
+  const rows = [];
+  for (const count of counts) rows.push(await measureSessions(count, { runPrograms: true, sandbox }));
+  if (idle > 0) rows.push(await measureSessions(idle, { runPrograms: false, sandbox }));
+  return rows;
+}
+
+export function printSessionFigures(rows) {
+  console.log('sessions                          parent RSS  parent heap  hosts  processes  their RSS');
+  for (const row of rows) {
+    console.log(
+      `${row.label.padEnd(34)}${row.parentResidentMiB.toFixed(0).padStart(7)} MiB${row.parentHeapMiB.toFixed(0).padStart(9)} MiB${String(row.hostProcesses).padStart(7)}${String(row.processes).padStart(11)}${row.processResidentMiB.toFixed(0).padStart(8)} MiB`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const counts = process.argv.slice(2).map(Number);
+  const sandbox = process.env.GHOST_BENCH_SANDBOX ?? bwrapSandbox;
+  printSessionFigures(
+    await sessionFigures(
+      counts.length > 0 ? { counts, idle: Number(process.env.GHOST_BENCH_IDLE ?? 0), sandbox } : { sandbox },
+    ),
+  );
+}
