@@ -1,6 +1,6 @@
 // Memory with many concurrent code-mode sessions on one runtime: the parent's resident memory and
 // heap, and how many engine host processes run and how much resident memory they hold together.
-// Run alone with `node bench/sessions.js [sessions ...]` (default 1 10 100, and 200 idle sessions);
+// Run alone with `node bench/sessions.js [sessions ... idle:sessions]` (default 1 10 100 idle:200);
 // `pnpm bench` runs it through run.js. Figures and the design: docs/decisions/2026-12-05-spare-host-pool.md.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -105,9 +105,12 @@ async function measureSessions(count, { runPrograms, sandbox }) {
     return await snapshot(`${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}`);
   } finally {
     // Ten at a time: closing a hundred sandboxes at once can outlast limits.cleanupSeconds on a
-    // loaded machine, which is not what this bench measures.
+    // loaded machine. A close that reports that is noted, not fatal: this bench measures memory.
     for (let index = 0; index < opened.length; index += 10) {
-      await Promise.all(opened.slice(index, index + 10).map((each) => each.close()));
+      const closings = await Promise.allSettled(opened.slice(index, index + 10).map((each) => each.close()));
+      for (const closing of closings) {
+        if (closing.status === 'rejected') console.error(`close: ${closing.reason.message}`);
+      }
     }
     await runtime.close?.();
     await rm(workspaceRoot, { recursive: true, force: true });
@@ -135,13 +138,13 @@ export function printSessionFigures(rows) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // Printed row by row: the larger cases take minutes on a loaded machine.
-  const counts = process.argv.slice(2).map(Number);
-  const idle = Number(process.env.GHOST_BENCH_IDLE ?? (counts.length > 0 ? 0 : 200));
+  // Printed row by row: the larger cases take minutes on a loaded machine. Arguments: counts of
+  // sessions that each run a program, and `idle:<count>` for sessions that run nothing.
+  const cases = process.argv.slice(2);
   console.log(header);
-  for (const count of counts.length > 0 ? counts : [1, 10, 100]) {
-    console.log(formatRow(await measureSessions(count, { runPrograms: true, sandbox: bwrapSandbox })));
+  for (const each of cases.length > 0 ? cases : ['1', '10', '100', 'idle:200']) {
+    const isIdle = each.startsWith('idle:');
+    const count = Number(isIdle ? each.slice('idle:'.length) : each);
+    console.log(formatRow(await measureSessions(count, { runPrograms: !isIdle, sandbox: bwrapSandbox })));
   }
-  if (idle > 0)
-    console.log(formatRow(await measureSessions(idle, { runPrograms: false, sandbox: bwrapSandbox })));
 }
