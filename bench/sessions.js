@@ -47,12 +47,22 @@ async function descendants() {
   return processes.filter((each) => each.pid !== process.pid && below.has(each.pid));
 }
 
-/** Waits until the set of descendant processes has not changed for two seconds (spares started). */
+/**
+ * Waits until the set of descendant processes has not changed for two seconds (spares started),
+ * and returns the most host processes, and the most resident memory they held, seen meanwhile.
+ */
 async function settle() {
   let last = '';
   let stableSince = performance.now();
+  const peak = { hosts: 0, residentBytes: 0 };
   for (;;) {
-    const now = (await descendants())
+    const processes = await descendants();
+    peak.hosts = Math.max(peak.hosts, processes.filter((each) => each.name === 'node').length);
+    peak.residentBytes = Math.max(
+      peak.residentBytes,
+      processes.reduce((sum, each) => sum + each.residentBytes, 0),
+    );
+    const now = processes
       .map((each) => each.pid)
       .sort()
       .join(',');
@@ -60,13 +70,13 @@ async function settle() {
       last = now;
       stableSince = performance.now();
     } else if (performance.now() - stableSince > 2000) {
-      return;
+      return peak;
     }
     await delay(250);
   }
 }
 
-async function snapshot(label) {
+async function snapshot(label, peak) {
   globalThis.gc?.();
   const processes = await descendants();
   const hosts = processes.filter((each) => each.name === 'node');
@@ -78,6 +88,8 @@ async function snapshot(label) {
     hostProcesses: hosts.length,
     processes: processes.length,
     processResidentMiB: processes.reduce((sum, each) => sum + each.residentBytes, 0) / mebibyte,
+    peakHostProcesses: peak.hosts,
+    peakResidentMiB: peak.residentBytes / mebibyte,
   };
 }
 
@@ -101,8 +113,8 @@ async function measureSessions(count, { runPrograms, sandbox }) {
       const failed = results.find((result) => result.status !== 'completed');
       if (failed) throw new Error(`bench program failed: ${failed.error}`);
     }
-    await settle();
-    return await snapshot(`${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}`);
+    const peak = await settle();
+    return await snapshot(`${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}`, peak);
   } finally {
     // Ten at a time: closing a hundred sandboxes at once can outlast limits.cleanupSeconds on a
     // loaded machine. A close that reports that is noted, not fatal: this bench measures memory.
@@ -125,10 +137,11 @@ export async function sessionFigures({ counts = [1, 10, 100], idle = 200, sandbo
   return rows;
 }
 
-const header = 'sessions                          parent RSS  parent heap  hosts  processes  their RSS';
+const header =
+  'sessions                          parent RSS  parent heap  hosts  processes  their RSS  (peak: hosts, their RSS)';
 
 function formatRow(row) {
-  return `${row.label.padEnd(34)}${row.parentResidentMiB.toFixed(0).padStart(7)} MiB${row.parentHeapMiB.toFixed(0).padStart(9)} MiB${String(row.hostProcesses).padStart(7)}${String(row.processes).padStart(11)}${row.processResidentMiB.toFixed(0).padStart(8)} MiB`;
+  return `${row.label.padEnd(34)}${row.parentResidentMiB.toFixed(0).padStart(7)} MiB${row.parentHeapMiB.toFixed(0).padStart(9)} MiB${String(row.hostProcesses).padStart(7)}${String(row.processes).padStart(11)}${row.processResidentMiB.toFixed(0).padStart(8)} MiB  (${row.peakHostProcesses}, ${row.peakResidentMiB.toFixed(0)} MiB)`;
 }
 
 /** Prints the figures of {@link sessionFigures} as a table. */
