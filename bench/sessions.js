@@ -48,7 +48,7 @@ async function descendants() {
 }
 
 /**
- * Waits until the set of descendant processes has not changed for two seconds (spares started),
+ * Waits until the set of descendant processes has not changed for five seconds (spares started),
  * and returns the most host processes, and the most resident memory they held, seen meanwhile.
  */
 async function settle() {
@@ -69,7 +69,7 @@ async function settle() {
     if (now !== last) {
       last = now;
       stableSince = performance.now();
-    } else if (performance.now() - stableSince > 2000) {
+    } else if (performance.now() - stableSince > 5000) {
       return peak;
     }
     await delay(250);
@@ -97,13 +97,20 @@ async function snapshot(label, peak) {
  * Opens `count` sessions at once on one runtime, optionally runs one program in each (all at
  * once), lets the spares settle and measures; then closes everything.
  */
-async function measureSessions(count, { runPrograms, sandbox }) {
+async function measureSessions(count, { runPrograms, sandbox, hasOwnRuntimes = false }) {
   const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-bench-sessions-'));
   const runtime = createRuntime({ workspaceRoot });
   const opened = [];
   try {
     const openings = Array.from({ length: count }, () =>
-      openCodeModeSession({ engine: quickjsEngine, sandbox, tools: [noop], runtime }),
+      // A runtime of its own per session is the behaviour before spares were pooled per runtime:
+      // one spare host per session.
+      openCodeModeSession({
+        engine: quickjsEngine,
+        sandbox,
+        tools: [noop],
+        ...(hasOwnRuntimes ? {} : { runtime }),
+      }),
     );
     for (const each of await Promise.all(openings)) opened.push(each);
     if (runPrograms) {
@@ -114,7 +121,10 @@ async function measureSessions(count, { runPrograms, sandbox }) {
       if (failed) throw new Error(`bench program failed: ${failed.error}`);
     }
     const peak = await settle();
-    return await snapshot(`${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}`, peak);
+    return await snapshot(
+      `${count} ${runPrograms ? 'sessions, one program each' : 'idle sessions'}${hasOwnRuntimes ? ', own runtimes' : ''}`,
+      peak,
+    );
   } finally {
     // Ten at a time: closing a hundred sandboxes at once can outlast limits.cleanupSeconds on a
     // loaded machine. A close that reports that is noted, not fatal: this bench measures memory.
@@ -153,11 +163,14 @@ export function printSessionFigures(rows) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   // Printed row by row: the larger cases take minutes on a loaded machine. Arguments: counts of
   // sessions that each run a program, and `idle:<count>` for sessions that run nothing.
+  // GHOST_BENCH_OWN_RUNTIMES=1 gives each session a runtime of its own (a spare per session).
   const cases = process.argv.slice(2);
+  const hasOwnRuntimes = process.env.GHOST_BENCH_OWN_RUNTIMES === '1';
   console.log(header);
   for (const each of cases.length > 0 ? cases : ['1', '10', '100', 'idle:200']) {
     const isIdle = each.startsWith('idle:');
     const count = Number(isIdle ? each.slice('idle:'.length) : each);
-    console.log(formatRow(await measureSessions(count, { runPrograms: !isIdle, sandbox: bwrapSandbox })));
+    const row = await measureSessions(count, { runPrograms: !isIdle, sandbox: bwrapSandbox, hasOwnRuntimes });
+    console.log(formatRow(row));
   }
 }

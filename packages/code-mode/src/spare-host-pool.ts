@@ -6,8 +6,8 @@ import { failedHostLink, type HostLauncher, type HostLink } from './host-link.js
 export const defaultSpareHosts = 2;
 
 /**
- * How long a pool remembers demand (a session opening, a program starting). Spares beyond the
- * demand of this window retire, so a runtime whose sessions sit idle holds no spare process.
+ * How long a pool remembers a session's demand (its opening, a program starting). Spares beyond
+ * the sessions active in this window retire, so a runtime whose sessions sit idle holds no spare.
  */
 export const spareIdleMs = 30_000;
 
@@ -32,12 +32,17 @@ interface PooledSpare {
   isReady: boolean;
 }
 
+/** A session in the pool: when it last opened or started a program. */
+interface Member {
+  lastDemand: number;
+}
+
 /**
  * Spare hosts shared by the sessions that would start the very same host (same engine, command,
  * sandbox policy, limits, placement and tools): a session takes one when a program starts and the
- * host is then its own. The pool keeps as many spares as the demand of the last
- * {@link spareIdleMs} (each session that opened and each program that started counts once), at
- * most `cap`, and none at all while no session is open. A spare that dies while pooled is dropped,
+ * host is then its own. The pool keeps one spare for each session that opened or started a program
+ * in the last {@link spareIdleMs} (a session runs one program at a time, so one spare each is all
+ * it can use), at most `cap`, and none at all while no session is open. A spare that dies while pooled is dropped,
  * and replaced when it had got ready (one that fails to start is not retried in a loop: the next
  * program launches its own host and reports why it failed).
  */
@@ -46,10 +51,8 @@ export class SpareHostPool {
   readonly #cap: number;
   readonly #idleMs: number;
   readonly #spares: PooledSpare[] = [];
-  /** When the latest demands happened, oldest first; no more than `cap` are kept. */
-  readonly #demands: number[] = [];
+  readonly #members = new Set<Member>();
   readonly #cleanups = new Set<Promise<void>>();
-  #sessions = 0;
   #retireTimer: ReturnType<typeof setTimeout> | undefined;
   #isClosed = false;
 
@@ -66,20 +69,21 @@ export class SpareHostPool {
 
   /** Adds a session: it counts as demand, and a spare starts if the pool has none for it. */
   join(): SpareHosts {
-    this.#sessions += 1;
-    this.#recordDemand();
+    const member: Member = { lastDemand: 0 };
+    this.#members.add(member);
+    this.#recordDemand(member);
     this.#refill();
     let hasLeft = false;
     return {
-      take: () => (hasLeft ? undefined : this.#take()),
+      take: () => (hasLeft ? undefined : this.#take(member)),
       refill: () => {
         if (!hasLeft) this.#refill();
       },
       leave: async () => {
         if (hasLeft) return;
         hasLeft = true;
-        this.#sessions -= 1;
-        if (this.#sessions === 0) await Promise.all(this.#retire(0));
+        this.#members.delete(member);
+        if (this.#members.size === 0) await Promise.all(this.#retire(0));
       },
     };
   }
@@ -100,48 +104,40 @@ export class SpareHostPool {
     }
   }
 
-  #take(): HostLink | undefined {
-    this.#recordDemand();
+  #take(member: Member): HostLink | undefined {
+    this.#recordDemand(member);
     // A ready spare first; else one still starting, which is further along than a new launch.
     const index = this.#spares.findIndex((spare) => spare.isReady);
     const spare = this.#spares.splice(index === -1 ? 0 : index, 1)[0];
     return spare?.link;
   }
 
-  /** How many spares recent demand asks for. */
+  /** How many spares recent demand asks for: one per session active in the window, at most `cap`. */
   #target(): number {
-    if (this.#isClosed || this.#sessions === 0) return 0;
+    if (this.#isClosed) return 0;
     const since = Date.now() - this.#idleMs;
-    while (this.#demands.length > 0 && (this.#demands[0] ?? 0) <= since) this.#demands.shift();
-    return Math.min(this.#cap, this.#demands.length);
+    let active = 0;
+    for (const member of this.#members) {
+      if (member.lastDemand > since) active += 1;
+      if (active >= this.#cap) break;
+    }
+    return Math.min(this.#cap, active);
   }
 
-  #recordDemand(): void {
-    if (this.#cap === 0) return;
-    this.#demands.push(Date.now());
-    if (this.#demands.length > this.#cap) this.#demands.shift();
-    this.#scheduleRetirement();
-  }
-
-  /** Wakes when the oldest remembered demand leaves the window, to retire what it asked for. */
-  #scheduleRetirement(): void {
+  /** Notes a session's demand; once no session has shown any for the idle time, spares retire. */
+  #recordDemand(member: Member): void {
+    member.lastDemand = Date.now();
     clearTimeout(this.#retireTimer);
-    this.#retireTimer = undefined;
-    const oldest = this.#demands[0];
-    if (oldest === undefined || this.#isClosed) return;
-    this.#retireTimer = setTimeout(
-      () => {
-        this.#retire(this.#target());
-        this.#scheduleRetirement();
-      },
-      Math.max(0, oldest + this.#idleMs - Date.now()) + 1,
-    );
+    if (this.#isClosed) return;
+    this.#retireTimer = setTimeout(() => this.#retire(this.#target()), this.#idleMs + 1);
     // Retiring is housekeeping; it must not keep the process alive.
     this.#retireTimer.unref();
   }
 
+  /** Retires spares beyond the target, or starts them up to it. */
   #refill(): void {
     const target = this.#target();
+    this.#retire(target);
     while (this.#spares.length < target) this.#spares.push(this.#watch(this.#startSpare()));
   }
 

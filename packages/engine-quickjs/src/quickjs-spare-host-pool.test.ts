@@ -71,12 +71,12 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   throw new Error(`gave up waiting: ${what}`);
 }
 
-/** Waits until the recorded hosts have not changed (started, ended, got ready) for half a second. */
+/** Waits until the recorded hosts have not changed (started, ended, got ready) for a second. */
 async function settled(hosts: readonly RecordedHost[]): Promise<void> {
   const state = () => hosts.map((host) => `${host.isRunning}${host.isReady}`).join();
   let last = state();
   let stableFor = 0;
-  while (stableFor < 500) {
+  while (stableFor < 1000) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const now = state();
     stableFor = now === last ? stableFor + 50 : 0;
@@ -112,7 +112,8 @@ describe('spare hosts pooled per runtime (bubblewrap, QuickJS)', () => {
   it('six sessions opened at once hold two spares, and each program still gets a fresh host of its own', async () => {
     const { backend, hosts } = recordingBackend();
     const sessions = await open(6, { engine: quickjsEngine, sandbox: backend, spareHosts: 2 });
-    await settled(hosts);
+    await until(() => hosts.filter((host) => host.isReady).length >= 2, 'two spares got ready');
+    await settled(hosts); // and no more start
     expect(running(hosts).length).toBe(2);
 
     // Two programs in each session, the sessions side by side.
@@ -133,6 +134,16 @@ describe('spare hosts pooled per runtime (bubblewrap, QuickJS)', () => {
 
     await settled(hosts);
     expect(running(hosts).length).toBeLessThanOrEqual(2);
+  });
+
+  it('one session keeps one spare however many programs it runs, since it runs one at a time', async () => {
+    const { backend, hosts } = recordingBackend();
+    const sessions = await open(1, { engine: quickjsEngine, sandbox: backend, spareHosts: 3 });
+    const { session } = sessions[0] as OpenedCodeModeSession;
+    for (let index = 0; index < 3; index += 1) await session.execute(`'program of session 0'`);
+    await until(() => hosts.some((host) => host.isReady && host.programs.length === 0), 'a spare got ready');
+    await settled(hosts);
+    expect(running(hosts).length).toBe(1);
   });
 
   it('closing the last session ends the pooled spares, and runtime.close() leaves no process and no workspace', async () => {
@@ -174,6 +185,7 @@ describe('spare hosts pooled per runtime (bubblewrap, QuickJS)', () => {
     const { backend, hosts } = recordingBackend();
     const [small] = await open(1, { engine: quickjsEngine, sandbox: backend, limits: { cpuSeconds: 2 } });
     const [large] = await open(1, { engine: quickjsEngine, sandbox: backend, limits: { cpuSeconds: 7 } });
+    await until(() => hosts.filter((host) => host.isReady).length >= 2, 'two spares got ready');
     await settled(hosts);
     expect(running(hosts).length).toBe(2); // one spare per pool, not one shared
     await small?.session.execute(`'program of session 0'`);
