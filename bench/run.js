@@ -1,8 +1,9 @@
 // `pnpm bench`: figures for @ghost/core from its built output, as a user would run it.
 // Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, the
 // engines side by side from engines.js, and code mode against direct tool calls through a real
-// provider from model-turns.js, and cold start (fresh Node processes: imports, session open, first
-// result) from cold-start.js, and a fresh host's CPU and round trip from host-cpu.js.
+// provider from model-turns.js, cold start (fresh Node processes: imports, session open, first
+// result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, and memory with
+// 1 to 200 concurrent sessions from sessions.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
@@ -13,6 +14,7 @@ import { hostCostFigures } from './host-cpu.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { sandboxFigures } from './sandbox.js';
+import { printSessionFigures, sessionFigures } from './sessions.js';
 
 const runtime = createRuntime();
 const noop = defineTool({
@@ -44,6 +46,7 @@ const engines = await engineFigures();
 const modelTurns = await modelTurnFigures();
 const coldStart = await coldStartFigures();
 const hostCost = await hostCostFigures(30, ['engine', 'script']);
+const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([
   ...results,
@@ -71,4 +74,5 @@ console.log(
     : `bwrap figures skipped: ${sandbox.unavailable}`,
 );
 printModelTurnFigures(modelTurns);
+if (sessions) printSessionFigures(sessions);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);

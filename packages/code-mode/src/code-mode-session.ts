@@ -1,12 +1,19 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRuntime, type Invocation, RunContext, type StreamEvent, type Tool } from '@ghost/core';
+import {
+  createRuntime,
+  type Invocation,
+  RunContext,
+  type Runtime,
+  type StreamEvent,
+  type Tool,
+} from '@ghost/core';
 import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/internal';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
+import { checkSpareHosts, createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
 import { requireContainablePlacement } from './thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
@@ -33,12 +40,22 @@ export interface CodeModeSessionOptions {
   readonly onEvent?: (event: StreamEvent) => void;
   /** How many tool calls all programs of the session may make together (an agent's `maxToolCalls`). Default 1,000. */
   readonly maxToolCalls?: number;
+  /**
+   * The runtime whose spare hosts the session shares, and under whose `workspaceRoot` program
+   * workspaces are made. Without it the session gets a runtime of its own, closed with it.
+   */
+  readonly runtime?: Runtime;
+  /** How many engine hosts the runtime keeps started ahead, at most; see `CodeModeOptions.spareHosts`. Default 2. */
+  readonly spareHosts?: number;
 }
 
 /** A session opened outside an agent. */
 export interface OpenedCodeModeSession {
   readonly session: CodeModeSession;
-  /** The directory program workspaces are made in; empty once the session is closed. */
+  /**
+   * The directory program workspaces are made in: the runtime's `workspaceRoot` when one was
+   * given, else one of the session's own, empty once the session is closed.
+   */
   readonly workspaceRoot: string;
   /** Closes the session, then removes the workspace root. */
   close(): Promise<void>;
@@ -64,9 +81,20 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   const placement = options.placement ?? 'process';
   const sandboxChoice = options.sandbox ?? 'native';
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
+  const spareHosts = checkSpareHosts(options.spareHosts, where);
   const catalog = ToolCatalog.fromTools(tools, 'Code-mode session');
-  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-code-mode-'));
-  const runtime = createRuntime({ workspaceRoot });
+  const sharedRuntime = options.runtime;
+  const workspaceRoot = sharedRuntime?.workspaceRoot ?? (await mkdtemp(join(tmpdir(), 'ghost-code-mode-')));
+  const runtime = sharedRuntime ?? createRuntime({ workspaceRoot });
+  // A runtime of the session's own holds its spares; it ends with the session.
+  const release = async () => {
+    if (sharedRuntime) return;
+    try {
+      await runtime.close();
+    } finally {
+      await rm(workspaceRoot, { recursive: true, force: true });
+    }
+  };
   const controller = new AbortController();
   const invocation: Invocation = Object.freeze({
     invocationId: 'code-mode-session',
@@ -90,7 +118,12 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   };
   let session: CodeModeSession;
   try {
-    const sandbox = await createSandboxFactory(sandboxChoice, runtime, limits);
+    const sandbox = await createSandboxFactory(
+      sandboxChoice,
+      runtime,
+      limits,
+      spareHosts === undefined ? {} : { spareHosts },
+    );
     const broker = new ToolBroker({ catalog, limits, callTool: (call) => runToolCall(call, environment) });
     session = await options.engine.open({
       broker,
@@ -104,7 +137,7 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   } catch (error) {
     // Nothing was started; the workspace root made above must not outlive the failed open.
     controller.abort();
-    await rm(workspaceRoot, { recursive: true, force: true });
+    await release();
     throw error;
   }
   return {
@@ -115,7 +148,7 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
         await session.close();
       } finally {
         controller.abort();
-        await rm(workspaceRoot, { recursive: true, force: true });
+        await release();
       }
     },
   };

@@ -4,7 +4,7 @@ import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { RefreshingSession } from './refreshing-session.js';
-import { createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
+import { checkSpareHosts, createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
 import { requireContainablePlacement } from './thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
@@ -35,6 +35,13 @@ export interface CodeModeOptions {
   readonly observationWindowMs?: number;
   /** Start the next engine host before a program needs it. Default true. */
   readonly prewarm?: boolean;
+  /**
+   * How many engine hosts the runtime keeps started ahead, at most, for the sessions that would
+   * start the same host (same engine, sandbox, placement, limits and tools). Spares are shared by
+   * sessions, sized by recent demand, and retire when idle; a spare, once taken, serves that
+   * session only. Default 2; 0 starts no host ahead. `runtime.close()` ends them.
+   */
+  readonly spareHosts?: number;
 }
 
 const optionNames: readonly (keyof CodeModeOptions)[] = [
@@ -45,6 +52,7 @@ const optionNames: readonly (keyof CodeModeOptions)[] = [
   'except',
   'observationWindowMs',
   'prewarm',
+  'spareHosts',
 ];
 
 /** The default observation window of exec and wait: one minute. */
@@ -87,6 +95,7 @@ function checkOptions(options: unknown, where: string): CodeModeOptions {
   if (record.prewarm !== undefined && typeof record.prewarm !== 'boolean') {
     throw new CodeModeConfigurationError(`${where}: prewarm is true or false.`);
   }
+  checkSpareHosts(record.spareHosts, where);
   for (const key of ['engine', 'sandbox'] as const) {
     const value = record[key];
     if (value !== undefined && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
@@ -207,7 +216,12 @@ async function startCodeMode(
   // The sandbox is detected while the engine loads; an engine problem is still reported first.
   const [engineFound, sandboxFound] = await Promise.allSettled([
     resolveEngine(settings.engine ?? 'quickjs', runtime),
-    createSandboxFactory(sandboxChoice, runtime, limits),
+    createSandboxFactory(
+      sandboxChoice,
+      runtime,
+      limits,
+      settings.spareHosts === undefined ? {} : { spareHosts: settings.spareHosts },
+    ),
   ]);
   if (engineFound.status === 'rejected') throw engineFound.reason;
   const engine = engineFound.value;

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import type * as PiscinaModule from 'piscina';
 import type { CodeModeSession, EngineOpenContext } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
-import { launchProcessHost } from './host-link.js';
+import { type HostLauncher, launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
 import { nodePermissionFlag } from './node-permission-flag.js';
 import { type GuestToolEntry, type HostLimits, type HostReuse, noRehearsalArgument } from './protocol.js';
@@ -60,24 +60,37 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
     options.hostScript,
     ...(options.hostArguments ?? []),
   ];
+  const { sandbox, placement } = context;
+  const launch: HostLauncher = (purpose) =>
+    launchProcessHost({
+      sandbox,
+      engine: options.engine,
+      tools,
+      limits,
+      command: {
+        command: process.execPath,
+        args: purpose === 'spare' ? args : [...args, noRehearsalArgument],
+        runtimePaths: options.runtimePaths,
+      },
+      ...(placement === 'session' ? { reuse: sessionHostReuse } : {}),
+    });
+  // Spares come from the runtime's pool, shared with the sessions that would start this very host.
+  const hostKey = JSON.stringify({
+    engine: options.engine,
+    args,
+    runtimePaths: options.runtimePaths,
+    tools,
+    limits,
+    placement,
+  });
+  const spares = context.prewarm ? sandbox.joinSpareHosts?.(hostKey, launch) : undefined;
   return new HostSession({
     broker: context.broker,
     limits: context.limits,
     observationWindowMs: context.observationWindowMs,
     prewarm: context.prewarm,
-    launch: (purpose) =>
-      launchProcessHost({
-        sandbox: context.sandbox,
-        engine: options.engine,
-        tools,
-        limits,
-        command: {
-          command: process.execPath,
-          args: purpose === 'spare' ? args : [...args, noRehearsalArgument],
-          runtimePaths: options.runtimePaths,
-        },
-        ...(context.placement === 'session' ? { reuse: sessionHostReuse } : {}),
-      }),
+    launch,
+    ...(spares ? { spares } : {}),
   });
 }
 

@@ -7,6 +7,7 @@ import { failedHostLink, type HostLauncher, type HostLink, type LaunchPurpose } 
 import type { CodeModeLimits } from './limits.js';
 import { loadProgramParser, prepareProgramSource } from './program-source.js';
 import { RunningProgram } from './running-program.js';
+import type { SpareHosts } from './spare-host-pool.js';
 import type { ToolBroker } from './tool-broker.js';
 
 /** What a host session is built from. */
@@ -18,6 +19,11 @@ export interface HostSessionOptions {
   readonly observationWindowMs: number;
   /** Start the next host before it is needed. */
   readonly prewarm: boolean;
+  /**
+   * The runtime's pool of spare hosts, shared with other sessions: with it, the session keeps no
+   * spare of its own and takes one from the pool when a program starts.
+   */
+  readonly spares?: SpareHosts;
   /** Releases what the session shares between its hosts (a worker pool); run last by `close()`. */
   readonly release?: () => Promise<void>;
 }
@@ -47,7 +53,7 @@ export class HostSession implements CodeModeSession {
 
   constructor(options: HostSessionOptions) {
     this.#options = options;
-    if (options.prewarm) this.#spare = this.#launchSpare();
+    if (options.prewarm && !options.spares) this.#spare = this.#launchSpare();
     // The parser loads while the first host starts, off the first program's path.
     void loadProgramParser();
   }
@@ -112,6 +118,8 @@ export class HostSession implements CodeModeSession {
     if (program && !program.final) program.finish({ status: 'terminated' });
     if (program?.cleanup) this.#track(program.cleanup);
     this.#program = undefined;
+    const { spares } = this.#options;
+    if (spares) this.#track(spares.leave());
     if (this.#spare) this.#track(this.#spare.link.close());
     this.#spare = undefined;
     if (this.#starting) this.#track(this.#starting.close());
@@ -170,8 +178,12 @@ export class HostSession implements CodeModeSession {
   }
 
   #replenishSpare(): void {
-    const { prewarm, limits } = this.#options;
+    const { prewarm, limits, spares } = this.#options;
     if (!prewarm || this.#closing || this.#spare || this.#programsStarted >= limits.programs) return;
+    if (spares) {
+      spares.refill();
+      return;
+    }
     this.#spare = this.#launchSpare();
   }
 
@@ -206,8 +218,8 @@ export class HostSession implements CodeModeSession {
   }
 
   /**
-   * The prewarmed host if it is still alive, else a fresh one; one retry when a host fails to
-   * start. An abort of `signal` ends the wait with its reason (the host is released).
+   * The prewarmed host if it is still alive (the session's reused host, or one from the pool),
+   * else a fresh one; one retry when a host fails to start. An abort of `signal` ends the wait with its reason (the host is released).
    */
   async #readyHost(signal: AbortSignal | undefined): Promise<HostLink> {
     let lastError: unknown;
@@ -217,7 +229,7 @@ export class HostSession implements CodeModeSession {
       const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
-      const link = spare?.link ?? this.#launch('waiting-program');
+      const link = spare?.link ?? this.#options.spares?.take() ?? this.#launch('waiting-program');
       // Owned by the session while it starts, so a close() meanwhile releases it too.
       this.#starting = link;
       try {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -10,7 +11,10 @@ import {
   SandboxUnavailableError,
 } from '@ghost/core';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
+import { CodeModeConfigurationError } from './errors.js';
+import type { HostLauncher } from './host-link.js';
 import type { CodeModeLimits } from './limits.js';
+import { defaultSpareHosts, SpareHostPools, type SpareHosts } from './spare-host-pool.js';
 
 /** What an engine asks the factory to start. */
 export interface SandboxedCommand {
@@ -37,6 +41,52 @@ export interface SandboxFactory {
   readonly capabilities: SandboxCapabilities;
   /** Starts a process; its `close()` removes the workspace. */
   spawn(command: SandboxedCommand): Promise<SandboxProcess>;
+  /**
+   * Joins a session to the runtime's pool of spare hosts for one kind of host: `hostKey` says
+   * everything about the host beyond this factory's policy (engine, command, tools, limits,
+   * placement), and `launch` starts one through this factory. Sessions of the same runtime whose
+   * factory policy and `hostKey` are equal share the pool; a spare, once taken, is the taker's
+   * alone. Absent on factories made without a runtime's pools: each session then starts its own.
+   */
+  joinSpareHosts?(hostKey: string, launch: HostLauncher): SpareHosts;
+}
+
+/** The options of {@link createSandboxFactory} beyond the sandbox, runtime and limits. */
+export interface SandboxFactoryOptions {
+  /**
+   * How many spare hosts each of the runtime's pools keeps at most. Default 2; 0 starts no host
+   * ahead of its program.
+   */
+  readonly spareHosts?: number;
+}
+
+/** Where a runtime keeps code mode's spare-host pools (see `runtime.resource()`). */
+const spareHostPoolsKey = Symbol.for('@ghost/code-mode:spare-host-pools');
+
+/** A number per backend object, so two backends of the same name never share a pool. */
+const backendNumbers = new WeakMap<SandboxBackendV1, number>();
+let nextBackendNumber = 0;
+
+function backendNumber(backend: SandboxBackendV1): number {
+  let number = backendNumbers.get(backend);
+  if (number === undefined) {
+    nextBackendNumber += 1;
+    number = nextBackendNumber;
+    backendNumbers.set(backend, number);
+  }
+  return number;
+}
+
+/** Checks `spareHosts`: a whole number from 0 to 64. */
+export function checkSpareHosts(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 64) {
+    throw new CodeModeConfigurationError(
+      `${where}: spareHosts is how many engine hosts to keep started ahead, a whole number from 0 to 64 (default ${defaultSpareHosts}).`,
+      { details: { option: 'spareHosts' } },
+    );
+  }
+  return value;
 }
 
 /**
@@ -91,7 +141,9 @@ export async function createSandboxFactory(
   choice: SandboxChoice,
   runtime: Runtime,
   limits: CodeModeLimits,
+  options: SandboxFactoryOptions = {},
 ): Promise<SandboxFactory> {
+  const spareHosts = checkSpareHosts(options.spareHosts, 'createSandboxFactory()') ?? defaultSpareHosts;
   const backend = await findBackend(choice, runtime);
   const detection = await backend.detect();
   if (!detection.available) {
@@ -109,6 +161,16 @@ export async function createSandboxFactory(
     );
   }
   const spawnLimits = enforceableLimits(limits, capabilities);
+  // Everything that makes this factory's processes differ from another's on the same runtime.
+  const policyKey = JSON.stringify({
+    backend: backendNumber(backend),
+    limits: spawnLimits,
+    network: capabilities.networkIsolation,
+    subprocesses: capabilities.subprocessDenial,
+    spareHosts,
+  });
+  // Taken now, so a closed runtime fails the session's opening rather than its first program.
+  const pools = runtime.resource(spareHostPoolsKey, () => new SpareHostPools());
   return Object.freeze({
     name: backend.name,
     backend,
@@ -138,6 +200,10 @@ export async function createSandboxFactory(
           { cause: error },
         );
       }
+    },
+    joinSpareHosts(hostKey: string, launch: HostLauncher): SpareHosts {
+      const key = createHash('sha256').update(policyKey).update('\0').update(hostKey).digest('hex');
+      return pools.pool(key, launch, spareHosts).join();
     },
   });
 }

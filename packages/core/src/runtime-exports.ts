@@ -15,7 +15,14 @@ export {
   Registry,
   type RegistryOptions,
 } from './registry.js';
-export { configure, createRuntime, defaultRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+export {
+  configure,
+  createRuntime,
+  defaultRuntime,
+  type Runtime,
+  type RuntimeOptions,
+  type RuntimeResource,
+} from './runtime.js';
 export {
   type BoundedOutput,
   defineSandboxBackend,

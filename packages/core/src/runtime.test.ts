@@ -2,7 +2,7 @@ import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from './errors.js';
+import { CleanupError, ConfigurationError } from './errors.js';
 import { type EnginePlugin, type ModelProviderV1, PluginVersionError } from './registry.js';
 import { configure, createRuntime, defaultRuntime, type RuntimeOptions } from './runtime.js';
 import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
@@ -143,6 +143,47 @@ describe('createRuntime', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('runtime resources', () => {
+  const key = Symbol('test resource');
+
+  it('makes a resource once, closes resources newest first, and closes once', async () => {
+    const runtime = createRuntime();
+    const closed: string[] = [];
+    const first = runtime.resource(key, () => ({ close: async () => void closed.push('first') }));
+    expect(runtime.resource(key, () => ({ close: async () => void closed.push('again') }))).toBe(first);
+    runtime.resource(Symbol('second'), () => ({ close: async () => void closed.push('second') }));
+    await Promise.all([runtime.close(), runtime.close()]);
+    expect(closed).toEqual(['second', 'first']);
+  });
+
+  it('refuses new resources once closed, with a code to tell it by', async () => {
+    const runtime = createRuntime();
+    await runtime.close();
+    expect(() => runtime.resource(key, () => ({ close: async () => {} }))).toThrow(
+      expect.objectContaining({ code: 'RUNTIME_CLOSED' }),
+    );
+  });
+
+  it('closes every resource even when one fails, then reports the failure as a CleanupError', async () => {
+    const runtime = createRuntime();
+    let isOtherClosed = false;
+    runtime.resource(Symbol('other'), () => ({
+      close: async () => {
+        isOtherClosed = true;
+      },
+    }));
+    runtime.resource(key, () => ({
+      close: async () => {
+        throw new Error('a process would not end');
+      },
+    }));
+    const failure = await runtime.close().catch((error: unknown) => error);
+    expect(CleanupError.isInstance(failure)).toBe(true);
+    expect((failure as Error).message).toContain('a process would not end');
+    expect(isOtherClosed).toBe(true);
   });
 });
 

@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigurationError } from './errors.js';
+import { CleanupError, ConfigurationError } from './errors.js';
 import type { ModelV1 } from './model.js';
 import {
   type EnginePlugin,
@@ -52,6 +52,26 @@ export interface Runtime {
   readonly telemetry: readonly TelemetryV1[];
   /** A new, not yet created, workspace under `workspaceRoot`. */
   createWorkspace(): Workspace;
+  /**
+   * The resource a plugin keeps for as long as this runtime lives, stored under `key`: made by
+   * `create` on first use, the same object afterwards, and closed by {@link Runtime.close}. Code
+   * mode keeps its pool of spare engine hosts here. Throws a `ConfigurationError`
+   * (`RUNTIME_CLOSED`) once the runtime is closed.
+   */
+  resource<Resource extends RuntimeResource>(key: symbol, create: () => Resource): Resource;
+  /**
+   * Closes what plugins keep for this runtime (see {@link Runtime.resource}), newest first, such
+   * as code mode's spare engine hosts; safe to call more than once. Rejects with a `CleanupError`
+   * when a resource could not be released. Runs already in progress keep their own hosts; close
+   * them first.
+   */
+  close(): Promise<void>;
+}
+
+/** Something a plugin keeps for a runtime's lifetime; see {@link Runtime.resource}. */
+export interface RuntimeResource {
+  /** Releases it; rejects with a `CleanupError` when it cannot. */
+  close(): Promise<void>;
 }
 
 const optionNames: readonly (keyof RuntimeOptions)[] = [
@@ -161,13 +181,60 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const root = resolve(workspaceRoot ?? tmpdir());
   const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);
   if (codeMode !== undefined) detectSandboxAhead(registry, codeMode.sandbox);
+  const resources = new RuntimeResources();
   return Object.freeze({
     registry,
     codeMode: Object.freeze({ ...codeMode }),
     workspaceRoot: root,
     telemetry,
     createWorkspace: () => new Workspace({ root }),
+    resource: <Resource extends RuntimeResource>(key: symbol, create: () => Resource) =>
+      resources.resource(key, create),
+    close: () => resources.close(),
   });
+}
+
+/** The resources plugins keep for one runtime, closed together, newest first. */
+class RuntimeResources {
+  readonly #byKey = new Map<symbol, RuntimeResource>();
+  #closing: Promise<void> | undefined;
+
+  resource<Resource extends RuntimeResource>(key: symbol, create: () => Resource): Resource {
+    if (this.#closing !== undefined) {
+      throw new ConfigurationError(
+        'This runtime is closed, so it cannot start anything new. Create a new runtime with createRuntime().',
+        { code: 'RUNTIME_CLOSED' },
+      );
+    }
+    const existing = this.#byKey.get(key);
+    if (existing !== undefined) return existing as Resource;
+    const created = create();
+    this.#byKey.set(key, created);
+    return created;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#closeAll();
+    return this.#closing;
+  }
+
+  async #closeAll(): Promise<void> {
+    const failures: unknown[] = [];
+    for (const resource of [...this.#byKey.values()].reverse()) {
+      try {
+        await resource.close();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    this.#byKey.clear();
+    if (failures.length === 0) return;
+    const failure = failures[0];
+    if (CleanupError.isInstance(failure)) throw failure;
+    throw new CleanupError(`The runtime could not release a resource: ${(failure as Error).message}`, {
+      cause: failure,
+    });
+  }
 }
 
 /**
