@@ -57,6 +57,7 @@ export {
   type SandboxChoice,
   type SandboxedCommand,
   type SandboxFactory,
+  type SandboxFactoryOptions,
 } from './sandbox-factory.js';
 export {
   type BrokerCallTool,

@@ -47,6 +47,9 @@ export interface SandboxFactory {
    * placement), and `launch` starts one through this factory. Sessions of the same runtime whose
    * factory policy and `hostKey` are equal share the pool; a spare, once taken, is the taker's
    * alone. Absent on factories made without a runtime's pools: each session then starts its own.
+   * Code mode's own wiring (`openHostSession` calls it), not for engines to call.
+   *
+   * @internal
    */
   joinSpareHosts?(hostKey: string, launch: HostLauncher): SpareHosts;
 }

@@ -84,7 +84,8 @@ async function settled(hosts: readonly RecordedHost[]): Promise<void> {
   }
 }
 
-describe('spare hosts pooled per runtime (bubblewrap, QuickJS)', () => {
+// Each case starts several sandboxed hosts, which takes far longer on a loaded machine.
+describe('spare hosts pooled per runtime (bubblewrap, QuickJS)', { timeout: 90_000 }, () => {
   let workspaceRoot: string;
   let runtime: Runtime;
   let opened: OpenedCodeModeSession[];
