@@ -28,6 +28,7 @@ export {
   openCodeModeSession,
 } from './code-mode-session.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
+export { defineHostEngine, type HostEngineDefinition, type HostEngineHost } from './define-host-engine.js';
 export {
   type CodeModePlacement,
   type CodeModeSession,
@@ -46,7 +47,6 @@ export {
   CodeModeSourceTooLargeError,
   CodeModeStateError,
 } from './errors.js';
-export { type HostEngineOptions, openHostSession } from './host-engine.js';
 export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
 export type { GuestToolCall, ToolCallResult } from './protocol.js';

@@ -1,11 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import {
-  type CodeModeSession,
-  defineEngine,
-  type EngineOpenContext,
+  defineHostEngine,
   type EngineV1,
   javascriptInstructions,
-  openHostSession,
   packageRuntimePaths,
 } from '@ghost/code-mode';
 import { IsolatedVmUnavailableError, isolatedVmProblem } from './isolated-vm-check.js';
@@ -43,22 +40,22 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
   // isolated-vm is checked on the first session, never at import, and again after a problem,
   // so a fixed install is picked up without a restart.
   let checked: Promise<string | undefined> | undefined;
-  const open = async (context: EngineOpenContext): Promise<CodeModeSession> => {
+  const prepare = async (): Promise<void> => {
     checked ??= isolatedVmProblem(settings.resolveFrom);
     const problem = await checked;
     if (problem !== undefined) {
       checked = undefined;
       throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
     }
-    return openHostSession(context, { engine: 'v8', hostScript, runtimePaths, nodeOptions: hostNodeOptions });
   };
-  return defineEngine({
+  return defineHostEngine({
     name: 'v8',
     language: 'javascript',
     runtimePaths,
     placements: ['process', 'session'],
     instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh V8 isolate' }),
-    open,
+    host: { script: hostScript, nodeOptions: hostNodeOptions },
+    prepare,
   });
 }
 

@@ -1,0 +1,147 @@
+import { isAbsolute } from 'node:path';
+import {
+  type CodeModePlacement,
+  type CodeModeSession,
+  defineEngine,
+  type EngineInstructionsContext,
+  type EngineOpenContext,
+  type EngineV1,
+} from './engine.js';
+import { CodeModeConfigurationError } from './errors.js';
+import { openHostSession } from './host-engine.js';
+
+const knownPlacements: readonly CodeModePlacement[] = ['process', 'session', 'thread'];
+
+/**
+ * The host an engine's programs run in. The host is the half of the engine that runs inside the
+ * sandbox: a script that calls `runProcessHost(driver)` from `@ghost/code-mode/host` with the
+ * engine's `EngineDriver`, the one piece that builds guests and runs programs.
+ */
+export interface HostEngineHost {
+  /** The absolute path of the host script, which calls `runProcessHost(driver)`. */
+  readonly script: string;
+  /**
+   * The absolute path of the worker file for `placement: 'thread'`, whose default export is
+   * `createThreadTask(driver)`. Needed when `placements` includes `'thread'`.
+   */
+  readonly threadWorker?: string;
+  /**
+   * Node options the host needs beyond the permission model (such as `--no-node-snapshot`). A
+   * function is called for each session, for options that can change while the process runs.
+   */
+  readonly nodeOptions?: readonly string[] | (() => readonly string[]);
+}
+
+/** What {@link defineHostEngine} makes an engine from: what it is, and the host it starts. */
+export interface HostEngineDefinition {
+  /** The name users configure, such as `quickjs`; the host says it in its handshake. */
+  readonly name: string;
+  /** The language programs are written in, such as `javascript`. */
+  readonly language: string;
+  /**
+   * Absolute paths the host must be able to read inside the sandbox: its code, its wasm or
+   * native files, and those of its dependencies (see `packageRuntimePaths`). Never granted to tools.
+   */
+  readonly runtimePaths: readonly string[];
+  /** The placements the engine supports; `'thread'` needs `host.threadWorker`. */
+  readonly placements: readonly CodeModePlacement[];
+  /** The text that teaches the model to write programs, including the tool declarations. */
+  instructions(context: EngineInstructionsContext): string;
+  readonly host: HostEngineHost;
+  /**
+   * Runs before each session opens, such as to check that a native addon loads; throw (a
+   * `GhostError` with a stable code) to refuse the session with that error.
+   */
+  readonly prepare?: () => void | Promise<void>;
+}
+
+/**
+ * Declares an engine whose programs run in a host process that code mode starts. The definition
+ * says what the engine is and which host to start; code mode supplies the rest: the session's
+ * state machine (one program at a time, `execute`/`wait`/`stop`/`close`), prewarming a spare
+ * host, the limits, the protocol with the host, placements, and cleanup. `@ghost/engine-quickjs`
+ * and `@ghost/engine-v8` are host engines. An engine that manages everything itself uses
+ * {@link defineEngine} with its own `open()` instead. See docs/guides/custom-engine.md.
+ *
+ * @example
+ * ```ts
+ * export const tinyEngine = defineHostEngine({
+ *   name: 'tiny',
+ *   language: 'javascript',
+ *   runtimePaths: packageRuntimePaths(packageRoot),
+ *   placements: ['process', 'session'],
+ *   instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh context' }),
+ *   host: { script: fileURLToPath(new URL('./host.js', import.meta.url)) },
+ * });
+ * ```
+ */
+export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
+  const { name, language, runtimePaths, placements, instructions, host, prepare } = definition;
+  const subject = `Engine '${String(name)}'`;
+  checkHost(subject, host, placements);
+  if (prepare !== undefined && typeof prepare !== 'function') {
+    throw new CodeModeConfigurationError(`${subject}: prepare must be a function, or left out.`);
+  }
+  const { script, threadWorker, nodeOptions } = host;
+  const openSession = (context: EngineOpenContext): CodeModeSession => {
+    const options = typeof nodeOptions === 'function' ? nodeOptions() : nodeOptions;
+    return openHostSession(context, {
+      engine: name,
+      hostScript: script,
+      runtimePaths,
+      ...(threadWorker === undefined ? {} : { threadScript: threadWorker }),
+      ...(options === undefined ? {} : { nodeOptions: options }),
+    });
+  };
+  // Without prepare the session opens synchronously, as an engine's own open() may.
+  const open =
+    prepare === undefined
+      ? openSession
+      : async (context: EngineOpenContext): Promise<CodeModeSession> => {
+          await prepare();
+          return openSession(context);
+        };
+  return defineEngine({ name, language, runtimePaths, placements, instructions, open });
+}
+
+function checkHost(subject: string, host: unknown, placements: unknown): asserts host is HostEngineHost {
+  if (typeof host !== 'object' || host === null) {
+    throw new CodeModeConfigurationError(
+      `${subject} needs host: { script }, the absolute path of its host script (which calls runProcessHost(driver)).`,
+    );
+  }
+  const { script, threadWorker, nodeOptions } = host as Record<string, unknown>;
+  if (typeof script !== 'string' || !isAbsolute(script)) {
+    throw new CodeModeConfigurationError(
+      `${subject}: host.script must be the absolute path of the host script, got ${JSON.stringify(script)}.`,
+    );
+  }
+  if (threadWorker !== undefined && (typeof threadWorker !== 'string' || !isAbsolute(threadWorker))) {
+    throw new CodeModeConfigurationError(
+      `${subject}: host.threadWorker must be the absolute path of the thread worker file, got ${JSON.stringify(threadWorker)}.`,
+    );
+  }
+  if (nodeOptions !== undefined && typeof nodeOptions !== 'function' && !isStringList(nodeOptions)) {
+    throw new CodeModeConfigurationError(
+      `${subject}: host.nodeOptions must be a list of Node options, or a function returning one.`,
+    );
+  }
+  if (
+    !Array.isArray(placements) ||
+    placements.length === 0 ||
+    !placements.every((placement) => knownPlacements.includes(placement))
+  ) {
+    throw new CodeModeConfigurationError(
+      `${subject}: placements must list one or more of 'process', 'session' and 'thread', got ${JSON.stringify(placements)}.`,
+    );
+  }
+  if (placements.includes('thread') && threadWorker === undefined) {
+    throw new CodeModeConfigurationError(
+      `${subject} lists the 'thread' placement but has no host.threadWorker: give the worker file, or drop 'thread'.`,
+    );
+  }
+}
+
+function isStringList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((each) => typeof each === 'string');
+}
