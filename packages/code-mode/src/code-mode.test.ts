@@ -11,9 +11,8 @@ import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { codeMode } from './code-mode.js';
 import { openCodeModeSession } from './code-mode-session.js';
-import { defineEngine } from './engine.js';
+import { defineHostEngine } from './define-host-engine.js';
 import { CodeModeConfigurationError } from './errors.js';
-import { openHostSession } from './host-engine.js';
 import { defaultCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { createSandboxFactory } from './sandbox-factory.js';
 import { ToolBroker } from './tool-broker.js';
@@ -94,14 +93,13 @@ describe('codeMode() settings', () => {
     // An application with the engine but without @ghost/sandbox-bwrap (or seatbelt): importing the
     // backend fails as Node does, and the engine loads (one that never gets to start a host here;
     // code-mode cannot depend on @ghost/engine-quickjs, which depends on it).
-    const engine = defineEngine({
+    const engine = defineHostEngine({
       name: 'quickjs',
       language: 'javascript',
       runtimePaths: [],
       placements: ['process'],
       instructions: () => '',
-      open: (context) =>
-        openHostSession(context, { engine: 'quickjs', hostScript: '/nonexistent/host.js', runtimePaths: [] }),
+      host: { script: '/nonexistent/host.js' },
     });
     const withoutNativeBackend = createRuntime({
       importModule: async (specifier) => {
@@ -160,19 +158,13 @@ describe('codeMode() settings', () => {
 describe('the thread placement outside an agent', () => {
   // An engine that opens host sessions the way every JavaScript engine does; it never gets as far
   // as starting a host here.
-  const threadEngine = defineEngine({
+  const threadEngine = defineHostEngine({
     name: 'threaded',
     language: 'javascript',
     runtimePaths: [],
     placements: ['process', 'thread'],
     instructions: () => '',
-    open: (context) =>
-      openHostSession(context, {
-        engine: 'threaded',
-        hostScript: '/nonexistent/host.js',
-        threadScript: '/nonexistent/thread-worker.js',
-        runtimePaths: [],
-      }),
+    host: { script: '/nonexistent/host.js', threadWorker: '/nonexistent/thread-worker.js' },
   });
   const containing = defineSandboxBackend({
     kind: 'sandbox',

@@ -1,10 +1,5 @@
-import {
-  type Artifact,
-  defineEngine as defineEnginePlugin,
-  type EnginePlugin,
-  type JsonValue,
-  type SandboxCapabilities,
-} from '@ghost/core';
+import type { Artifact, EnginePlugin, JsonValue, SandboxCapabilities } from '@ghost/core';
+import { validatePlugin } from '@ghost/core/internal';
 import { CodeModeConfigurationError } from './errors.js';
 import type { CodeModeLimits } from './limits.js';
 import type { SandboxFactory } from './sandbox-factory.js';
@@ -113,17 +108,21 @@ export interface EngineV1 extends EnginePlugin {
 }
 
 /**
- * Declares an engine: fills in the plugin fields and checks the shape, so a mistake throws here.
+ * Declares an engine that implements the whole contract itself: its `open()` returns a
+ * {@link CodeModeSession} it manages (processes, limits, cleanup). Fills in the plugin fields
+ * and checks the shape, so a mistake throws here. An engine whose programs run in a host process
+ * is simpler to write with `defineHostEngine`, which supplies the session; see
+ * docs/guides/custom-engine.md.
  *
  * @example
  * ```ts
- * export const tinyEngine = defineEngine({
- *   name: 'tiny',
+ * export const remoteEngine = defineEngine({
+ *   name: 'remote',
  *   language: 'javascript',
- *   runtimePaths: [packageRoot],
+ *   runtimePaths: [],
  *   placements: ['process'],
  *   instructions: ({ catalog }) => `Write JavaScript.\n${catalog.declarations}`,
- *   open: (context) => openHostSession(context, { hostScript }),
+ *   open: (context) => new RemoteSession(context),
  * });
  * ```
  */
@@ -142,7 +141,8 @@ export function defineEngine(
       `Engine '${String(engine.name)}' needs a language, such as 'javascript'.`,
     );
   }
-  return Object.freeze(defineEnginePlugin(complete));
+  validatePlugin(complete, { kind: 'engine' });
+  return Object.freeze(complete);
 }
 
 /** True when a registered engine plugin implements the full code-mode contract. */

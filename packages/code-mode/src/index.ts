@@ -29,6 +29,12 @@ export {
 } from './code-mode-session.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
 export {
+  defineHostEngine,
+  type HostEngineDefinition,
+  type HostEngineHost,
+  type HostSessionStart,
+} from './define-host-engine.js';
+export {
   type CodeModePlacement,
   type CodeModeSession,
   defineEngine,
@@ -47,7 +53,6 @@ export {
   CodeModeStateError,
 } from './errors.js';
 export { type GuestGlobal, type GuestToolsMethod, guestGlobals, guestToolsMethods } from './guest-api.js';
-export { type HostEngineOptions, openHostSession } from './host-engine.js';
 export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
 export type { GuestToolCall, ToolCallResult } from './protocol.js';

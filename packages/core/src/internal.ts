@@ -16,3 +16,4 @@ export {
   type ToolCallRequest,
 } from './tool-call-runner.js';
 export { ToolLock } from './tool-lock.js';
+export { type PluginOrigin, validatePlugin } from './validate-plugin.js';

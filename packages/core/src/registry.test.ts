@@ -9,21 +9,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 
+import { defineModelProvider } from './define-model-provider.js';
 import { ConfigurationError, SandboxUnavailableError } from './errors.js';
 import type { ModelV1 } from './model.js';
+import type { EnginePlugin, ModelProviderV1 } from './plugin.js';
 import {
-  defineEngine,
-  defineModelProvider,
-  type EnginePlugin,
-  type ModelProviderV1,
   PluginAlreadyRegisteredError,
   PluginInvalidError,
   PluginLoadError,
   PluginNotFoundError,
   PluginNotInstalledError,
   PluginVersionError,
-  Registry,
-} from './registry.js';
+} from './plugin-errors.js';
+import { Registry } from './registry.js';
 import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 
 function testEngine(name: string): EnginePlugin {
@@ -488,25 +486,23 @@ describe("sandbox 'native'", () => {
   });
 });
 
-describe('defineEngine and defineModelProvider', () => {
-  it('return the plugin itself, with its own type', () => {
-    const engine = { ...testEngine('tiny'), createSession: () => 'session' };
-
-    const defined = defineEngine(engine);
-
-    expect(defined).toBe(engine);
-    expect(defined.createSession()).toBe('session');
+describe('defineModelProvider', () => {
+  it('returns the provider itself, with its own type', () => {
     const provider = testProvider('echo');
     expect(defineModelProvider(provider)).toBe(provider);
   });
 
-  it('throw at definition time for a malformed plugin', () => {
-    expect(() => defineEngine({ ...testEngine('tiny'), kind: 'sandbox' } as unknown as EnginePlugin)).toThrow(
-      PluginInvalidError,
-    );
-    expect(() => defineEngine({ kind: 'engine', specificationVersion: 'engine-v1' } as EnginePlugin)).toThrow(
-      /name/,
-    );
+  it('throws at definition time for a malformed provider', () => {
+    expect(() =>
+      defineModelProvider({ ...testProvider('echo'), kind: 'sandbox' } as unknown as ModelProviderV1),
+    ).toThrow(PluginInvalidError);
+    expect(() =>
+      defineModelProvider({
+        kind: 'model',
+        specificationVersion: 'model-v1',
+        languageModel: () => {},
+      } as unknown as ModelProviderV1),
+    ).toThrow(/name/);
     expect(() =>
       defineModelProvider({
         kind: 'model',

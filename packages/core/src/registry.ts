@@ -1,50 +1,33 @@
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigurationError, type GhostErrorOptions, SandboxUnavailableError } from './errors.js';
+import { checkModel } from './check-model.js';
+import {
+  adaptPlugin,
+  builtinContractAdapters,
+  type ContractAdapter,
+  checkContractAdapter,
+} from './contract-adapter.js';
+import { ConfigurationError, SandboxUnavailableError } from './errors.js';
+import { importFromApplication, installCommand, isMissingPackage } from './import-from-application.js';
 import type { ModelV1 } from './model.js';
+import {
+  type EnginePlugin,
+  kindLabel,
+  kindNoun,
+  type ModelProviderV1,
+  type Plugin,
+  type PluginKind,
+  type PluginsByKind,
+  pluginLabel,
+  pluginNamePattern,
+} from './plugin.js';
+import {
+  PluginAlreadyRegisteredError,
+  PluginInvalidError,
+  PluginLoadError,
+  PluginNotFoundError,
+  PluginNotInstalledError,
+} from './plugin-errors.js';
 import type { SandboxBackendV1 } from './sandbox.js';
-
-/**
- * The base every engine plugin shares. The full engine contract (`EngineV1`) lives in
- * `@ghost/code-mode` and extends this one, so core can register and find engines without
- * depending on code mode.
- */
-export interface EnginePlugin {
-  readonly kind: 'engine';
-  readonly specificationVersion: 'engine-v1';
-  /** The name users configure, such as `quickjs`. */
-  readonly name: string;
-}
-
-/**
- * A model provider plugin: turns a model id into a {@link ModelV1}. `registry.model('openai:gpt-5')`
- * finds the provider `openai` and calls `languageModel('gpt-5')`.
- *
- * @example
- * ```ts
- * const echoProvider = defineModelProvider({
- *   kind: 'model',
- *   specificationVersion: 'model-v1',
- *   name: 'echo',
- *   languageModel: (modelId) => createEchoModel(modelId),
- * });
- * ```
- */
-export interface ModelProviderV1 {
-  readonly kind: 'model';
-  readonly specificationVersion: 'model-v1';
-  /** The provider name, the part before the colon in `'openai:gpt-5'`. */
-  readonly name: string;
-  /** Returns the model with this id. Throws when the provider has no such model. */
-  languageModel(modelId: string): ModelV1;
-}
-
-/** Any plugin a {@link Registry} holds. */
-export type Plugin = EnginePlugin | SandboxBackendV1 | ModelProviderV1;
-
-/** The kinds of plugin: `'engine'`, `'sandbox'` or `'model'`. */
-export type PluginKind = Plugin['kind'];
+import { validatePlugin } from './validate-plugin.js';
 
 /**
  * Imports a package by name and returns its module namespace, as `import(specifier)` does. A
@@ -61,79 +44,12 @@ export interface RegistryOptions {
    * `(specifier) => import(specifier)` to resolve from your own module instead.
    */
   readonly importModule?: ImportModule;
+  /**
+   * Adapters that let the registry accept plugins of an older specification version, beside the
+   * ones Ghost ships (see {@link ContractAdapter}).
+   */
+  readonly contractAdapters?: readonly ContractAdapter[];
 }
-
-/** A plugin object is malformed: a missing name or method, an unknown kind, the wrong kind of plugin. */
-export class PluginInvalidError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_INVALID', ...options });
-  }
-}
-
-/** A plugin implements a specification version this `@ghost/core` does not support. The message says what to upgrade. */
-export class PluginVersionError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_VERSION_UNSUPPORTED', ...options });
-  }
-}
-
-/** A plugin of the same kind and name is already registered. */
-export class PluginAlreadyRegisteredError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_ALREADY_REGISTERED', ...options });
-  }
-}
-
-/** No plugin of that kind and name is registered, and none is built in. The message lists those that are. */
-export class PluginNotFoundError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_NOT_FOUND', ...options });
-  }
-}
-
-/** A built-in plugin's package is not installed. The message names the package to install. */
-export class PluginNotInstalledError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_NOT_INSTALLED', ...options });
-  }
-}
-
-/** A built-in plugin's package is installed but failed to load: it threw while importing or while making its plugin. */
-export class PluginLoadError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'PLUGIN_LOAD_FAILED', ...options });
-  }
-}
-
-interface PluginsByKind {
-  engine: EnginePlugin;
-  sandbox: SandboxBackendV1;
-  model: ModelProviderV1;
-}
-
-const supportedVersions: { readonly [Kind in PluginKind]: PluginsByKind[Kind]['specificationVersion'] } = {
-  engine: 'engine-v1',
-  sandbox: 'sandbox-v1',
-  model: 'model-v1',
-};
-
-const requiredMethods: { readonly [Kind in PluginKind]: readonly string[] } = {
-  engine: [],
-  sandbox: ['detect', 'spawn'],
-  model: ['languageModel'],
-};
-
-const kindLabels: { readonly [Kind in PluginKind]: string } = {
-  engine: 'Engine',
-  sandbox: 'Sandbox backend',
-  model: 'Model provider',
-};
-
-const kindNouns: { readonly [Kind in PluginKind]: string } = {
-  engine: 'an engine',
-  sandbox: 'a sandbox backend',
-  model: 'a model provider',
-};
 
 // Maps rather than object literals, so a name like 'constructor' cannot find Object.prototype.
 const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, string> } = {
@@ -156,197 +72,6 @@ const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, stri
 };
 
 const nativeSandboxName = 'native';
-
-// No ':' because a model reference splits at its first colon; no spaces or slashes so names
-// read the same in configuration, messages and logs.
-const pluginNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-function isPluginKind(value: unknown): value is PluginKind {
-  return value === 'engine' || value === 'sandbox' || value === 'model';
-}
-
-function pluginLabel(kind: PluginKind, name: string): string {
-  return `${kindLabels[kind]} '${name}'`;
-}
-
-function versionNumber(version: string): number | undefined {
-  const match = /-v(\d+)$/.exec(version);
-  return match?.[1] === undefined ? undefined : Number(match[1]);
-}
-
-function versionAdvice(found: string, supported: string, packageName: string | undefined): string {
-  const plugin = packageName ?? 'the plugin';
-  const foundNumber = versionNumber(found);
-  const supportedNumber = versionNumber(supported);
-  if (foundNumber !== undefined && supportedNumber !== undefined && foundNumber > supportedNumber) {
-    return `Upgrade @ghost/core (and your other @ghost packages) to a release that supports '${found}'.`;
-  }
-  if (foundNumber !== undefined && supportedNumber !== undefined && foundNumber < supportedNumber) {
-    return `Upgrade ${plugin} to a release built for '${supported}'.`;
-  }
-  return `Use a release of ${plugin} built for '${supported}'.`;
-}
-
-/** Where a plugin came from, so a message can name its package. */
-interface PluginOrigin {
-  /** The kind the caller expects; a plugin of another kind is rejected. */
-  readonly kind?: PluginKind;
-  /** The package a lazily loaded plugin came from. */
-  readonly packageName?: string;
-}
-
-/**
- * Checks that `value` is a well-formed plugin of a supported specification version.
- * @internal shared by the `define*` helpers and the registry; not part of the public surface.
- */
-export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asserts value is Plugin {
-  const from = origin.packageName === undefined ? '' : ` (from ${origin.packageName})`;
-  if (typeof value !== 'object' || value === null) {
-    throw new PluginInvalidError(
-      `Expected a plugin object${from} with kind, name and specificationVersion, got ${value === null ? 'null' : typeof value}.`,
-      { details: { packageName: origin.packageName } },
-    );
-  }
-  const candidate = value as Record<string, unknown>;
-  const { kind, name, specificationVersion } = candidate;
-  if (!isPluginKind(kind)) {
-    throw new PluginInvalidError(
-      `Plugin${from} has kind ${JSON.stringify(kind)}: use 'engine', 'sandbox' or 'model'.`,
-      { details: { kind, packageName: origin.packageName } },
-    );
-  }
-  if (origin.kind !== undefined && kind !== origin.kind) {
-    throw new PluginInvalidError(
-      `Expected ${kindNouns[origin.kind]} plugin${from}, got a plugin of kind '${kind}'.`,
-      { details: { kind, expectedKind: origin.kind, packageName: origin.packageName } },
-    );
-  }
-  if (typeof name !== 'string' || !pluginNamePattern.test(name)) {
-    throw new PluginInvalidError(
-      `${kindLabels[kind]} name ${JSON.stringify(name)}${from} is invalid: use letters, digits, '.', '_' or '-', starting with a letter or digit.`,
-      { details: { kind, name, packageName: origin.packageName } },
-    );
-  }
-  const supported = supportedVersions[kind];
-  if (specificationVersion !== supported) {
-    const found = String(specificationVersion);
-    throw new PluginVersionError(
-      `${pluginLabel(kind, name)}${from} implements specification '${found}', but this @ghost/core supports '${supported}'. ${versionAdvice(found, supported, origin.packageName)}`,
-      {
-        details: {
-          kind,
-          name,
-          specificationVersion,
-          supportedVersion: supported,
-          packageName: origin.packageName,
-        },
-      },
-    );
-  }
-  for (const method of requiredMethods[kind]) {
-    if (typeof candidate[method] !== 'function') {
-      throw new PluginInvalidError(`${pluginLabel(kind, name)}${from} has no ${method}() method.`, {
-        details: { kind, name, method, packageName: origin.packageName },
-      });
-    }
-  }
-  if (kind === 'sandbox' && !Array.isArray(candidate.platforms)) {
-    throw new PluginInvalidError(
-      `${pluginLabel(kind, name)}${from} needs platforms, the list of platforms it supports, such as ['linux'].`,
-      { details: { kind, name, packageName: origin.packageName } },
-    );
-  }
-}
-
-/**
- * Declares an engine plugin: returns it unchanged, typed, after checking its shape, so a
- * malformed engine fails where it is defined. `@ghost/code-mode` passes its full `EngineV1` type.
- *
- * @example
- * ```ts
- * export default defineEngine({ kind: 'engine', specificationVersion: 'engine-v1', name: 'tiny', createSession });
- * ```
- */
-export function defineEngine<Engine extends EnginePlugin>(engine: Engine): Engine {
-  validatePlugin(engine, { kind: 'engine' });
-  return engine;
-}
-
-/**
- * Declares a model provider: returns it unchanged, typed, after checking its shape.
- *
- * @example
- * ```ts
- * export default defineModelProvider({ kind: 'model', specificationVersion: 'model-v1', name: 'echo', languageModel });
- * ```
- */
-export function defineModelProvider<Provider extends ModelProviderV1>(provider: Provider): Provider {
-  validatePlugin(provider, { kind: 'model' });
-  return provider;
-}
-
-function errorCode(error: unknown): unknown {
-  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-}
-
-// Node quotes the specifier it could not find ("Cannot find package '@ghost/x' imported from ...").
-// Matching the quoted name tells "the plugin package is missing" apart from "the plugin's own
-// dependency or build output is missing", which is a load failure, not a missing install.
-function isMissingPackage(error: unknown, specifier: string): boolean {
-  const code = errorCode(error);
-  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
-  return error instanceof Error && error.message.includes(`'${specifier}'`);
-}
-
-/**
- * Imports a package as the application would. Under pnpm a package sees only its own
- * dependencies, so a plain `import()` here would look in @ghost/core's dependencies, never in the
- * application's. The application's directory comes first; core's own location serves installs
- * where the two share a node_modules.
- */
-async function importFromApplication(specifier: string): Promise<unknown> {
-  const bases = [join(process.cwd(), 'package.json'), fileURLToPath(import.meta.url)];
-  let firstMiss: unknown;
-  for (const base of bases) {
-    let resolved: string;
-    try {
-      resolved = createRequire(base).resolve(specifier);
-    } catch (error) {
-      if (errorCode(error) !== 'MODULE_NOT_FOUND') throw error;
-      firstMiss ??= error;
-      continue;
-    }
-    return import(pathToFileURL(resolved).href);
-  }
-  throw firstMiss;
-}
-
-function installCommand(specifier: string): string {
-  // A subpath such as '@ghost/provider-openai/chat' is installed as its package.
-  const parts = specifier.split('/');
-  const packageName = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
-  return `pnpm add ${packageName}`;
-}
-
-function checkModel(
-  model: unknown,
-  subject: string,
-  details: Record<string, unknown> = {},
-): asserts model is ModelV1 {
-  const specificationVersion =
-    typeof model === 'object' && model !== null
-      ? (model as { specificationVersion?: unknown }).specificationVersion
-      : undefined;
-  if (specificationVersion !== 'model-v1') {
-    throw new PluginVersionError(
-      `${subject} implements specification '${String(specificationVersion)}', but this @ghost/core supports 'model-v1'. ${versionAdvice(String(specificationVersion), 'model-v1', undefined)}`,
-      { details: { ...details, specificationVersion, supportedVersion: 'model-v1' } },
-    );
-  }
-  if (typeof (model as { stream?: unknown }).stream !== 'function') {
-    throw new PluginInvalidError(`${subject} has no stream() method.`, { details });
-  }
-}
 
 function parseModelReference(reference: string): { providerName: string; modelId: string } {
   const colon = reference.indexOf(':');
@@ -388,6 +113,7 @@ export class Registry {
   readonly #loading = new Map<string, Promise<Plugin>>();
   readonly #importModule: ImportModule;
   readonly #isImportInjected: boolean;
+  readonly #adapters: readonly ContractAdapter[];
 
   constructor(options: RegistryOptions = {}) {
     if (options.importModule !== undefined && typeof options.importModule !== 'function') {
@@ -397,6 +123,15 @@ export class Registry {
     }
     this.#importModule = options.importModule ?? importFromApplication;
     this.#isImportInjected = options.importModule !== undefined;
+    const extraAdapters: unknown = options.contractAdapters ?? [];
+    if (!Array.isArray(extraAdapters)) {
+      throw new ConfigurationError('contractAdapters must be a list of contract adapters.', {
+        code: 'REGISTRY_OPTION_INVALID',
+      });
+    }
+    for (const adapter of extraAdapters) checkContractAdapter(adapter);
+    // Given adapters come first, so an application can replace a shipped step it disagrees with.
+    this.#adapters = Object.freeze([...(extraAdapters as ContractAdapter[]), ...builtinContractAdapters]);
   }
 
   /**
@@ -404,7 +139,17 @@ export class Registry {
    * specification version, or has the name of a plugin of the same kind already registered.
    */
   register(plugin: Plugin): void {
-    validatePlugin(plugin);
+    this.#add(this.#adapt(plugin));
+  }
+
+  /** The plugin brought to the current specification version, then checked. */
+  #adapt(value: unknown, origin: { kind?: PluginKind; packageName?: string } = {}): Plugin {
+    const plugin = adaptPlugin(value, this.#adapters);
+    validatePlugin(plugin, origin);
+    return plugin;
+  }
+
+  #add(plugin: Plugin): void {
     if (plugin.kind === 'sandbox' && plugin.name === nativeSandboxName) {
       throw new PluginInvalidError(
         `Sandbox name '${nativeSandboxName}' is reserved: it always means bwrap on Linux and seatbelt on macOS. Give your backend another name.`,
@@ -555,15 +300,15 @@ export class Registry {
         );
       }
     }
-    validatePlugin(plugin, { kind, packageName });
-    if (plugin.name !== name) {
+    const adapted = this.#adapt(plugin, { kind, packageName });
+    if (adapted.name !== name) {
       throw new PluginInvalidError(
-        `${packageName} provides ${kindNouns[kind]} named '${plugin.name}', but Ghost loaded it for '${name}'. Install a matching release of ${packageName}.`,
-        { details: { kind, name, providedName: plugin.name, packageName } },
+        `${packageName} provides ${kindNoun(kind)} named '${adapted.name}', but Ghost loaded it for '${name}'. Install a matching release of ${packageName}.`,
+        { details: { kind, name, providedName: adapted.name, packageName } },
       );
     }
-    this.register(plugin);
-    return plugin;
+    this.#add(adapted);
+    return adapted;
   }
 
   #notInstalled(
@@ -588,7 +333,7 @@ export class Registry {
     const list = (names: readonly string[]) =>
       names.length === 0 ? 'none' : names.map((each) => `'${each}'`).join(', ');
     return new PluginNotFoundError(
-      `No ${kindLabels[kind].toLowerCase()} is named '${name}'. Registered: ${list(registered)}. Built in: ${list(builtin)}. Register it with createRuntime({ ${kind === 'model' ? 'models' : `${kind}s`}: [...] }) or use one of these names.`,
+      `No ${kindLabel(kind).toLowerCase()} is named '${name}'. Registered: ${list(registered)}. Built in: ${list(builtin)}. Register it with createRuntime({ ${kind === 'model' ? 'models' : `${kind}s`}: [...] }) or use one of these names.`,
       { details: { kind, name, registered, builtin } },
     );
   }

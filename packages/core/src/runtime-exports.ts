@@ -1,20 +1,15 @@
+export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
+export { defineModelProvider } from './define-model-provider.js';
+export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
 export {
-  defineEngine,
-  defineModelProvider,
-  type EnginePlugin,
-  type ImportModule,
-  type ModelProviderV1,
-  type Plugin,
   PluginAlreadyRegisteredError,
   PluginInvalidError,
-  type PluginKind,
   PluginLoadError,
   PluginNotFoundError,
   PluginNotInstalledError,
   PluginVersionError,
-  Registry,
-  type RegistryOptions,
-} from './registry.js';
+} from './plugin-errors.js';
+export { type ImportModule, Registry, type RegistryOptions } from './registry.js';
 export {
   configure,
   createRuntime,
@@ -36,4 +31,5 @@ export {
   type SandboxProcess,
   type SandboxSpawnSpec,
 } from './sandbox.js';
+export { currentSpecificationVersions } from './specification-version.js';
 export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';

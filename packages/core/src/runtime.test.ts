@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CleanupError, ConfigurationError } from './errors.js';
-import { type EnginePlugin, type ModelProviderV1, PluginVersionError } from './registry.js';
+import type { EnginePlugin, ModelProviderV1 } from './plugin.js';
+import { PluginVersionError } from './plugin-errors.js';
 import { configure, createRuntime, defaultRuntime, type RuntimeOptions } from './runtime.js';
 import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 

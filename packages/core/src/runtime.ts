@@ -1,15 +1,10 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import type { ContractAdapter } from './contract-adapter.js';
 import { CleanupError, ConfigurationError } from './errors.js';
 import type { ModelV1 } from './model.js';
-import {
-  type EnginePlugin,
-  type ImportModule,
-  type ModelProviderV1,
-  type Plugin,
-  type PluginKind,
-  Registry,
-} from './registry.js';
+import type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
+import { type ImportModule, Registry } from './registry.js';
 import type { SandboxBackendV1 } from './sandbox.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import { Workspace } from './workspace.js';
@@ -34,6 +29,11 @@ export interface RuntimeOptions {
   readonly workspaceRoot?: string;
   /** How built-in plugin packages are imported; see `RegistryOptions.importModule`. */
   readonly importModule?: ImportModule;
+  /**
+   * Adapters that accept plugins of an older specification version; see
+   * `RegistryOptions.contractAdapters`.
+   */
+  readonly contractAdapters?: readonly ContractAdapter[];
 }
 
 /**
@@ -82,6 +82,7 @@ const optionNames: readonly (keyof RuntimeOptions)[] = [
   'telemetry',
   'workspaceRoot',
   'importModule',
+  'contractAdapters',
 ];
 
 const pluginLists = [
@@ -160,7 +161,7 @@ function registerPlugins(registry: Registry, options: RuntimeOptions): void {
  */
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   checkOptionNames(options);
-  const { codeMode, workspaceRoot, importModule } = options;
+  const { codeMode, workspaceRoot, importModule, contractAdapters } = options;
   if (codeMode !== undefined && !isPlainRecord(codeMode)) {
     throw invalidOption('createRuntime({ codeMode }) takes an object of code mode settings.', 'codeMode');
   }
@@ -176,7 +177,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       'importModule',
     );
   }
-  const registry = new Registry(importModule === undefined ? {} : { importModule });
+  const registry = new Registry({
+    ...(importModule === undefined ? {} : { importModule }),
+    ...(contractAdapters === undefined ? {} : { contractAdapters }),
+  });
   registerPlugins(registry, options);
   const root = resolve(workspaceRoot ?? tmpdir());
   const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);

@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './errors.js';
-import { PluginVersionError, Registry } from './registry.js';
+import { PluginVersionError } from './plugin-errors.js';
+import { Registry } from './registry.js';
 import {
   type BoundedOutput,
   defineSandboxBackend,

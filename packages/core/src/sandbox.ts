@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { validatePlugin } from './registry.js';
+import { validatePlugin } from './validate-plugin.js';
 
 /**
  * What a sandbox backend can enforce on this machine. Each flag is true only when the backend

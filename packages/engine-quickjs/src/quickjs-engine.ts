@@ -1,14 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { defineEngine, type EngineV1, openHostSession, packageRuntimePaths } from '@ghost/code-mode';
+import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode';
 import { hostScript } from './host-start.js';
 import { hostStartOptions } from './host-start-options.js';
 import { quickjsInstructions } from './quickjs-instructions.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
-const threadScript = fileURLToPath(new URL('../dist/thread-worker.js', import.meta.url));
-
-// Node's permission model lets the host read exactly these: its code and its dependencies'.
-const runtimePaths = Object.freeze(packageRuntimePaths(packageRoot));
+const threadWorker = fileURLToPath(new URL('../dist/thread-worker.js', import.meta.url));
 
 /**
  * The QuickJS engine: each program runs in a fresh QuickJS runtime (WebAssembly, no native code)
@@ -16,21 +13,15 @@ const runtimePaths = Object.freeze(packageRuntimePaths(packageRoot));
  * `placement: 'session'` one sandboxed host serves the session's programs while they complete.
  * With `sandbox: 'unrestricted'` it also runs in worker threads (`placement: 'thread'`).
  */
-export const quickjsEngine: EngineV1 = defineEngine({
+export const quickjsEngine: EngineV1 = defineHostEngine({
   name: 'quickjs',
   language: 'javascript',
-  runtimePaths,
+  // Node's permission model lets the host read exactly these: its code and its dependencies'.
+  runtimePaths: Object.freeze(packageRuntimePaths(packageRoot)),
   placements: ['process', 'session', 'thread'],
   instructions: quickjsInstructions,
-  open: (context) => {
-    // Looked up per session, so a snapshot built while this process runs is used from then on.
-    const start = context.placement === 'thread' ? undefined : hostStartOptions();
-    return openHostSession(context, {
-      engine: 'quickjs',
-      hostScript,
-      threadScript,
-      runtimePaths: start === undefined ? runtimePaths : [...runtimePaths, ...start.readPaths],
-      ...(start === undefined ? {} : { nodeOptions: start.nodeOptions }),
-    });
-  },
+  host: { script: hostScript, threadWorker },
+  // Looked up per session, so a snapshot built while this process runs is used from then on; a
+  // worker thread starts no Node, so it needs none.
+  prepare: (context) => (context.placement === 'thread' ? undefined : hostStartOptions()),
 });

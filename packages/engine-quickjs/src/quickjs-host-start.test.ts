@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineEngine, openCodeModeSession, openHostSession } from '@ghost/code-mode';
+import { defineHostEngine, openCodeModeSession } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
 import Type from 'typebox';
@@ -122,15 +122,13 @@ describe.skipIf(!snapshotBuiltForThisNode)(
     });
 
     it('is not needed: a host started from the script runs programs the same', async () => {
-      const fromScript = defineEngine({
-        ...quickjsEngine,
-        open: (context) =>
-          openHostSession(context, {
-            engine: 'quickjs',
-            hostScript,
-            runtimePaths: quickjsEngine.runtimePaths,
-            nodeOptions: hostV8Options,
-          }),
+      const fromScript = defineHostEngine({
+        name: 'quickjs',
+        language: quickjsEngine.language,
+        runtimePaths: quickjsEngine.runtimePaths,
+        placements: ['process'],
+        instructions: quickjsEngine.instructions,
+        host: { script: hostScript, nodeOptions: hostV8Options },
       });
       for (const prewarm of [true, false]) {
         const opened = await openCodeModeSession({ engine: fromScript, sandbox: 'unrestricted', prewarm });

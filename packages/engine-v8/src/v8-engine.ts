@@ -1,11 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import {
-  type CodeModeSession,
-  defineEngine,
-  type EngineOpenContext,
+  defineHostEngine,
   type EngineV1,
+  type HostSessionStart,
   javascriptInstructions,
-  openHostSession,
   packageRuntimePaths,
 } from '@ghost/code-mode';
 import { isolatedVmArgument } from './isolated-vm-argument.js';
@@ -49,7 +47,7 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
   // isolated-vm is checked on the first session, never at import, and again after a problem,
   // so a fixed install is picked up without a restart.
   let checked: Promise<string | undefined> | undefined;
-  const open = async (context: EngineOpenContext): Promise<CodeModeSession> => {
+  const prepare = async (): Promise<HostSessionStart> => {
     checked ??= isolatedVmProblem(settings.resolveFrom);
     const problem = await checked;
     if (problem !== undefined) {
@@ -66,21 +64,16 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
         `isolated-vm changed in ${settings.resolveFrom} while the engine checked it: open the session again.`,
       );
     }
-    return openHostSession(context, {
-      engine: 'v8',
-      hostScript,
-      hostArguments: [`${isolatedVmArgument}${addon}`],
-      runtimePaths: [...new Set([...runtimePaths, install.directory])],
-      nodeOptions: hostNodeOptions,
-    });
+    return { hostArguments: [`${isolatedVmArgument}${addon}`], readPaths: [install.directory] };
   };
-  return defineEngine({
+  return defineHostEngine({
     name: 'v8',
     language: 'javascript',
     runtimePaths,
     placements: ['process', 'session'],
     instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh V8 isolate' }),
-    open,
+    host: { script: hostScript, nodeOptions: hostNodeOptions },
+    prepare,
   });
 }
 

@@ -7,7 +7,24 @@
 
 export { leftoverEntries } from '../code-mode-session.js';
 export { descendantProcesses } from './child-processes.js';
-export { describeEngineConformance, type EngineConformanceOptions } from './engine-conformance.js';
+export { describeAgentCases } from './engine-conformance/agent-cases.js';
+export { describeBadProgramCases } from './engine-conformance/bad-program-cases.js';
+export {
+  type ConformanceContext,
+  type ConformanceSession,
+  createConformanceContext,
+  type EngineConformanceOptions,
+} from './engine-conformance/conformance-context.js';
+export { describeControlOperationCases } from './engine-conformance/control-operation-cases.js';
+export {
+  type DescribeEngineConformanceOptions,
+  describeEngineConformance,
+  type EngineConformanceGroup,
+  engineConformanceGroups,
+} from './engine-conformance/describe-engine-conformance.js';
+export { describeGuestApiCases } from './engine-conformance/guest-api-cases.js';
+export { describeHostCleanupCases } from './engine-conformance/host-cleanup-cases.js';
+export { describeResultPlacementCases } from './engine-conformance/result-placement-cases.js';
 export {
   type HostileHostOptions,
   type HostileStep,

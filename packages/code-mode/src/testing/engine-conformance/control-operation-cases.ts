@@ -1,0 +1,132 @@
+import { defineTool } from '@ghost/core';
+import { Type } from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { CodeModeStateError } from '../../errors.js';
+import { descendantProcesses } from '../child-processes.js';
+import type { ConformanceContext } from './conformance-context.js';
+import { delay, echoTool, foreverTool, Gate, gateTool } from './conformance-fixtures.js';
+
+/**
+ * The conformance cases for the control operations: `wait` and `stop` on a running program, one operation at a time.
+ * Registers them under the current `describe`; `describeEngineConformance` runs it with the others.
+ */
+export function describeControlOperationCases(context: ConformanceContext): void {
+  const { open } = context;
+  describe('control operations', () => {
+    it('returns still_working after the observation window, then wait returns only new output', async () => {
+      const gate = new Gate();
+      const waitTool = gateTool(gate);
+      const { session } = await open({ tools: [waitTool], observationWindowMs: 150 });
+      const first = await session.execute(
+        'text("started"); const value = await tools.wait_for_gate({}); text("finished"); value',
+      );
+      expect(first).toEqual({ status: 'still_working', output: 'started\n' });
+      const second = await session.wait();
+      expect(second).toEqual({ status: 'still_working', output: '' });
+      gate.open();
+      const third = await session.wait();
+      expect(third).toEqual({ status: 'completed', output: 'finished\n', value: 'opened' });
+      await expect(session.wait()).rejects.toThrow(CodeModeStateError);
+    });
+
+    it('refuses wait and stop with nothing running', async () => {
+      const { session } = await open();
+      await expect(session.wait()).rejects.toThrow(/No program is running/);
+      await expect(session.stop()).rejects.toThrow(CodeModeStateError);
+    });
+
+    it('refuses exec while a program is still working, and the old program survives', async () => {
+      const gate = new Gate();
+      const waitTool = gateTool(gate);
+      const { session } = await open({ tools: [waitTool], observationWindowMs: 100 });
+      expect((await session.execute('await tools.wait_for_gate({})')).status).toBe('still_working');
+      await expect(session.execute('"second"')).rejects.toThrow(/still working/);
+      gate.open();
+      expect(await session.wait()).toEqual({ status: 'completed', output: '', value: 'opened' });
+    });
+
+    it('runs one control operation at a time: a concurrent one is refused without running', async () => {
+      const log: unknown[] = [];
+      const { session } = await open({ tools: [echoTool(log)] });
+      const first = session.execute('await tools.echo({ text: "first" })');
+      await expect(session.execute('await tools.echo({ text: "second" })')).rejects.toThrow(
+        /one control operation at a time/,
+      );
+      await expect(session.wait()).rejects.toThrow(/one control operation at a time/);
+      expect((await first).value).toEqual({ text: 'first' });
+      expect(log).toEqual(['first']);
+    });
+
+    it('stop ends a program with a tool call in flight: its signal fires and the late result is dropped', async () => {
+      const started = new Gate();
+      const finish = new Gate();
+      let wasAborted = false;
+      const slow = defineTool({
+        name: 'slow',
+        description: 'Finishes when the test says so.',
+        input: Type.Object({}),
+        execute: async (_input, { signal }) => {
+          signal.addEventListener('abort', () => {
+            wasAborted = true;
+          });
+          started.open();
+          await finish.opened;
+          return 'late';
+        },
+      });
+      const { session, events } = await open({ tools: [slow], observationWindowMs: 50 });
+      expect(await session.execute('text("waiting"); await tools.slow({})')).toEqual({
+        status: 'still_working',
+        output: 'waiting\n',
+      });
+      await started.opened;
+      expect(await session.stop()).toEqual({ status: 'terminated', output: '' });
+      expect(wasAborted).toBe(true);
+      finish.open();
+      await delay(20);
+      const stops = events.filter((event) => event.type === 'tool_stop');
+      expect(stops).toHaveLength(1);
+      expect(stops[0]?.data).toMatchObject({ status: 'error' });
+      expect((await session.execute('"next"')).value).toBe('next');
+    });
+
+    it('ends a program at wallSeconds even when nobody observes it, and cleans up its host', async () => {
+      const forever = foreverTool();
+      const { session } = await open({
+        tools: [forever],
+        observationWindowMs: 50,
+        limits: { wallSeconds: 0.4 },
+        prewarm: false,
+      });
+      expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
+      await delay(900);
+      expect(await descendantProcesses()).toEqual([]);
+      const expired = await session.wait();
+      expect(expired.status).toBe('error');
+      expect(expired.error).toMatch(/time limit of 0\.4 s \(limits\.wallSeconds\)/);
+    });
+
+    it('counts wallSeconds from exec: wait does not extend it', async () => {
+      const forever = foreverTool();
+      const { session } = await open({
+        tools: [forever],
+        observationWindowMs: 200,
+        limits: { wallSeconds: 0.5 },
+      });
+      // 200 ms windows against a 500 ms lifetime: had a wait restarted the clock, the third
+      // observation would still find the program working.
+      expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
+      expect((await session.wait()).status).toBe('still_working');
+      const last = await session.wait();
+      expect(last.status).toBe('error');
+      expect(last.error).toMatch(/limits\.wallSeconds/);
+    });
+
+    it('refuses exec past limits.programs', async () => {
+      const { session } = await open({ limits: { programs: 2 } });
+      await session.execute('1');
+      await session.execute('2');
+      await expect(session.execute('3')).rejects.toThrow(/its 2 programs \(limits\.programs\)/);
+    });
+  });
+}

@@ -1,0 +1,89 @@
+import {
+  isPluginKind,
+  kindLabel,
+  kindNoun,
+  type Plugin,
+  type PluginKind,
+  pluginLabel,
+  pluginNamePattern,
+} from './plugin.js';
+import { PluginInvalidError, PluginVersionError } from './plugin-errors.js';
+import { currentSpecificationVersions, versionAdvice } from './specification-version.js';
+
+/** Where a plugin came from, so a message can name its package. */
+export interface PluginOrigin {
+  /** The kind the caller expects; a plugin of another kind is rejected. */
+  readonly kind?: PluginKind;
+  /** The package a lazily loaded plugin came from. */
+  readonly packageName?: string;
+}
+
+const requiredMethods: { readonly [Kind in PluginKind]: readonly string[] } = {
+  engine: [],
+  sandbox: ['detect', 'spawn'],
+  model: ['languageModel'],
+};
+
+/**
+ * Checks that `value` is a well-formed plugin of the specification version this core implements
+ * (an older one must be adapted first, see `adaptPlugin`).
+ * @internal shared by the `define*` helpers and the registry; not part of the public surface.
+ */
+export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asserts value is Plugin {
+  const from = origin.packageName === undefined ? '' : ` (from ${origin.packageName})`;
+  if (typeof value !== 'object' || value === null) {
+    throw new PluginInvalidError(
+      `Expected a plugin object${from} with kind, name and specificationVersion, got ${value === null ? 'null' : typeof value}.`,
+      { details: { packageName: origin.packageName } },
+    );
+  }
+  const candidate = value as Record<string, unknown>;
+  const { kind, name, specificationVersion } = candidate;
+  if (!isPluginKind(kind)) {
+    throw new PluginInvalidError(
+      `Plugin${from} has kind ${JSON.stringify(kind)}: use 'engine', 'sandbox' or 'model'.`,
+      { details: { kind, packageName: origin.packageName } },
+    );
+  }
+  if (origin.kind !== undefined && kind !== origin.kind) {
+    throw new PluginInvalidError(
+      `Expected ${kindNoun(origin.kind)} plugin${from}, got a plugin of kind '${kind}'.`,
+      { details: { kind, expectedKind: origin.kind, packageName: origin.packageName } },
+    );
+  }
+  if (typeof name !== 'string' || !pluginNamePattern.test(name)) {
+    throw new PluginInvalidError(
+      `${kindLabel(kind)} name ${JSON.stringify(name)}${from} is invalid: use letters, digits, '.', '_' or '-', starting with a letter or digit.`,
+      { details: { kind, name, packageName: origin.packageName } },
+    );
+  }
+  const supported = currentSpecificationVersions[kind];
+  if (specificationVersion !== supported) {
+    const found = String(specificationVersion);
+    throw new PluginVersionError(
+      `${pluginLabel(kind, name)}${from} implements specification '${found}', but this @ghost/core supports '${supported}'. ${versionAdvice(found, supported, origin.packageName)}`,
+      {
+        details: {
+          kind,
+          name,
+          specificationVersion,
+          supportedVersion: supported,
+          packageName: origin.packageName,
+        },
+      },
+    );
+  }
+  for (const method of requiredMethods[kind]) {
+    if (typeof candidate[method] !== 'function') {
+      throw new PluginInvalidError(`${pluginLabel(kind, name)}${from} has no ${method}() method.`, {
+        details: { kind, name, method, packageName: origin.packageName },
+      });
+    }
+  }
+  if (kind === 'sandbox' && !Array.isArray(candidate.platforms)) {
+    throw new PluginInvalidError(
+      `${pluginLabel(kind, name)}${from} needs platforms, the list of platforms it supports, such as ['linux'].`,
+      { details: { kind, name, packageName: origin.packageName } },
+    );
+  }
+}
