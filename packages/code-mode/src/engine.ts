@@ -3,8 +3,8 @@ import {
   defineEngine as defineEnginePlugin,
   type EnginePlugin,
   type JsonValue,
-  type SandboxCapabilities,
 } from '@ghost/core';
+import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { CodeModeConfigurationError } from './errors.js';
 import type { CodeModeLimits } from './limits.js';
 import type { SandboxFactory } from './sandbox-factory.js';
