@@ -9,7 +9,7 @@ import {
   type StreamEvent,
   type Tool,
 } from '@ghost/core';
-import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/internal';
+import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/tool-calls';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';

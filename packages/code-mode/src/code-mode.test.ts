@@ -1,10 +1,5 @@
-import {
-  createRuntime,
-  defineAgent,
-  defineSandboxBackend,
-  defineTool,
-  SandboxUnavailableError,
-} from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, SandboxUnavailableError } from '@ghost/core';
+import { defineSandboxBackend } from '@ghost/core/sandbox';
 import { ScriptedModel } from '@ghost/core/testing';
 import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';

@@ -1,4 +1,5 @@
-import type { AgentCodeMode, AgentCodeModeStart, PreparedAgentCodeMode, Runtime, Tool } from '@ghost/core';
+import type { Runtime, Tool } from '@ghost/core';
+import type { AgentCodeMode, AgentCodeModeStart, PreparedAgentCodeMode } from '@ghost/core/tool-calls';
 import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';

@@ -1,4 +1,5 @@
-import { defineTool, type EmitProgramEvent, type Tool, ToolResult } from '@ghost/core';
+import { defineTool, type Tool, ToolResult } from '@ghost/core';
+import type { EmitProgramEvent } from '@ghost/core/tool-calls';
 import type { TObject, TString } from 'typebox';
 import type { CodeModeSession, ProgramResult } from './engine.js';
 

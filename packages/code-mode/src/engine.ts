@@ -1,5 +1,5 @@
-import type { Artifact, EnginePlugin, JsonValue, SandboxCapabilities } from '@ghost/core';
-import { validatePlugin } from '@ghost/core/internal';
+import { type Artifact, type EnginePlugin, type JsonValue, validatePlugin } from '@ghost/core';
+import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { CodeModeConfigurationError } from './errors.js';
 import type { CodeModeLimits } from './limits.js';
 import type { SandboxFactory } from './sandbox-factory.js';

@@ -1,4 +1,4 @@
-import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core';
+import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
 import { describeUntrusted } from './describe-untrusted.js';
 import { errorMessage } from './error-message.js';
 import { encodeFrame, FrameDecoder, maxFrameBytes } from './frame-codec.js';

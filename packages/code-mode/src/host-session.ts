@@ -1,5 +1,5 @@
 import { CleanupError } from '@ghost/core';
-import { raceAbort } from '@ghost/core/internal';
+import { raceAbort } from '@ghost/core/tool-calls';
 import type { CodeModeSession, ObserveOptions, ProgramResult } from './engine.js';
 import { errorMessage } from './error-message.js';
 import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from './errors.js';

@@ -1,15 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  GhostError,
-  type Runtime,
-  type SandboxBackendV1,
-  type SandboxCapabilities,
-  type SandboxLimits,
-  type SandboxProcess,
-  SandboxUnavailableError,
-} from '@ghost/core';
+import { GhostError, type Runtime, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
+import type { SandboxCapabilities, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import { CodeModeConfigurationError } from './errors.js';
 import type { HostLauncher } from './host-link.js';

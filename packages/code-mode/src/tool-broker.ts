@@ -1,4 +1,5 @@
-import type { Artifact, BrokeredToolCall, JsonValue, ToolCallOutcome } from '@ghost/core';
+import type { Artifact, JsonValue } from '@ghost/core';
+import { type BrokeredToolCall, ConcurrencyLimit, type ToolCallOutcome } from '@ghost/core/tool-calls';
 import { describeUntrusted } from './describe-untrusted.js';
 import { errorMessage } from './error-message.js';
 import { formatBytes, keepHeadAndTail } from './head-and-tail.js';
@@ -96,10 +97,9 @@ export class ProgramToolCalls {
   /** Made for the first call that runs: most programs end with none in flight, and then nothing is aborted. */
   #controller: AbortController | undefined;
   #isEnded = false;
-  readonly #waiting: (() => void)[] = [];
+  readonly #concurrency: ConcurrencyLimit;
   #artifacts: Artifact[] = [];
   #accepted = 0;
-  #inFlight = 0;
 
   constructor(
     programId: string,
@@ -113,6 +113,7 @@ export class ProgramToolCalls {
     this.#catalog = catalog;
     this.#callTool = callTool;
     this.#limits = limits;
+    this.#concurrency = new ConcurrencyLimit(limits.concurrency);
   }
 
   /** True once the program ended; later results are dropped. */
@@ -139,8 +140,7 @@ export class ProgramToolCalls {
         `Unknown tool ${describeUntrusted(call.name)}. Available tools: ${names}.`,
       );
     }
-    await this.#enter();
-    try {
+    return this.#concurrency.run(async () => {
       if (this.isEnded) return measuredFailure(callId, 'The program ended before this call ran.');
       this.#controller ??= new AbortController();
       let outcome: ToolCallOutcome;
@@ -165,9 +165,7 @@ export class ProgramToolCalls {
         callId,
         keepHeadAndTail(outcome.content, resultBytes, { what: 'the error message', limit: 'resultBytes' }),
       );
-    } finally {
-      this.#leave();
-    }
+    });
   }
 
   /** Artifacts of the calls finished since the last time they were taken. */
@@ -185,26 +183,8 @@ export class ProgramToolCalls {
   end(reason = 'The program ended.'): void {
     if (this.#isEnded) return;
     this.#isEnded = true;
-    if (this.#inFlight > 0) this.#controller?.abort(new Error(reason));
-    for (const start of this.#waiting.splice(0)) start();
-  }
-
-  async #enter(): Promise<void> {
-    if (this.#inFlight < this.#limits.concurrency && this.#waiting.length === 0) {
-      this.#startOne();
-      return;
-    }
-    await new Promise<void>((start) => this.#waiting.push(start));
-    this.#startOne();
-  }
-
-  #startOne(): void {
-    this.#inFlight += 1;
-  }
-
-  #leave(): void {
-    this.#inFlight -= 1;
-    const next = this.#waiting.shift();
-    next?.();
+    if (this.#concurrency.running > 0) this.#controller?.abort(new Error(reason));
+    // Queued calls see the program ended and return at once, without waiting for in-flight ones.
+    this.#concurrency.startAllWaiting();
   }
 }

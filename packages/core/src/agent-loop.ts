@@ -1,4 +1,5 @@
 import { raceAbort } from './abort-race.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
 import { AgentLimitError, GhostError, ModelError } from './errors.js';
 import { loadSchemaCompiler } from './json-schema-validator.js';
 import type {
@@ -25,7 +26,7 @@ import {
   type ToolCallOutcome,
   type ToolCallRequest,
 } from './tool-call-runner.js';
-import { ConcurrencyLimit, type ToolLock } from './tool-lock.js';
+import type { ToolLock } from './tool-lock.js';
 import { Usage } from './usage.js';
 
 /** The limits of one agent's runs. */

@@ -1,3 +1,19 @@
+/**
+ * For applications: agents (`defineAgent`), tools (`defineTool`), runs and their stream events,
+ * the runtime that holds engines, sandboxes and models (`createRuntime`), usage, and the errors
+ * an application may catch. Other audiences have their own entry points: `@ghost/core/testing`
+ * (scripted and mock models for tests), `@ghost/core/provider` (model provider authors),
+ * `@ghost/core/sandbox` (sandbox backend authors), `@ghost/core/tool-calls` (packages that run
+ * tool calls for an agent, such as code mode).
+ *
+ * @example
+ * ```ts
+ * import { defineAgent, defineTool } from '@ghost/core';
+ * ```
+ *
+ * @packageDocumentation
+ */
+
 export {
   type Agent,
   type AgentDefinition,
@@ -9,14 +25,6 @@ export {
   defineAgent,
   type OutputOf,
 } from './agent.js';
-export type {
-  AgentCodeMode,
-  AgentCodeModeRun,
-  AgentCodeModeStart,
-  BrokeredToolCall,
-  EmitProgramEvent,
-  PreparedAgentCodeMode,
-} from './agent-code-mode.js';
 export {
   AgentInterjectionError,
   AgentLimitError,
@@ -69,11 +77,31 @@ export {
   ModelUnavailableError,
   OutputValidationError,
 } from './model-errors.js';
+export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
+export { defineModelProvider } from './define-model-provider.js';
+export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
+export {
+  PluginAlreadyRegisteredError,
+  PluginInvalidError,
+  PluginLoadError,
+  PluginNotFoundError,
+  PluginNotInstalledError,
+  PluginVersionError,
+} from './plugin-errors.js';
+export { type ImportModule, Registry, type RegistryOptions } from './registry.js';
 export { type Closeable, type Closer, Run, type RunResult, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';
-// Runtime, registry, workspace and sandbox contract:
-export * from './runtime-exports.js';
+export {
+  configure,
+  createRuntime,
+  defaultRuntime,
+  type Runtime,
+  type RuntimeOptions,
+  type RuntimeResource,
+} from './runtime.js';
+// Applications pass backends to `createRuntime`; writing one takes `@ghost/core/sandbox`.
+export type { SandboxBackendV1 } from './sandbox.js';
 export {
   type ErrorSummary,
   type StreamEvent,
@@ -102,7 +130,6 @@ export {
   type ToolDefinition,
   ToolResult,
 } from './tool.js';
-export type { ToolCallOutcome } from './tool-call-runner.js';
 export {
   isToolSource,
   type OpenedToolSource,
@@ -110,3 +137,7 @@ export {
   type ToolSourceOpenContext,
 } from './tool-source.js';
 export { Usage, type UsageInit } from './usage.js';
+export { currentSpecificationVersions } from './specification-version.js';
+// Plugin packages (code mode's `defineEngine`) check a plugin's shape with the registry's own rules.
+export { type PluginOrigin, validatePlugin } from './validate-plugin.js';
+export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimit, ToolLock } from './tool-lock.js';
+import { ToolLock } from './tool-lock.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -36,26 +36,5 @@ describe('ToolLock', () => {
     release();
     const again = await lock.acquire(true);
     again();
-  });
-});
-
-describe('ConcurrencyLimit', () => {
-  it('never runs more than its limit at once and runs every task', async () => {
-    const limit = new ConcurrencyLimit(3);
-    let running = 0;
-    let peak = 0;
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_unused, index) =>
-        limit.run(async () => {
-          running += 1;
-          peak = Math.max(peak, running);
-          await tick();
-          running -= 1;
-          return index;
-        }),
-      ),
-    );
-    expect(peak).toBe(3);
-    expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 });

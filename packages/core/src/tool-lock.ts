@@ -52,26 +52,3 @@ export class ToolLock {
     }
   }
 }
-
-/** Runs at most `limit` tasks at a time, in the order they were queued. */
-export class ConcurrencyLimit {
-  #running = 0;
-  readonly #queue: (() => void)[] = [];
-  readonly limit: number;
-
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#running >= this.limit) await new Promise<void>((start) => this.#queue.push(start));
-    else this.#running += 1;
-    try {
-      return await task();
-    } finally {
-      const next = this.#queue.shift();
-      if (next) next();
-      else this.#running -= 1;
-    }
-  }
-}

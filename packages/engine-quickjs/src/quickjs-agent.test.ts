@@ -1,12 +1,6 @@
 import { codeMode, openCodeModeSession, unrestrictedSandbox } from '@ghost/code-mode';
-import {
-  CleanupError,
-  createRuntime,
-  defineAgent,
-  defineSandboxBackend,
-  defineTool,
-  type SandboxProcess,
-} from '@ghost/core';
+import { CleanupError, createRuntime, defineAgent, defineTool } from '@ghost/core';
+import { defineSandboxBackend, type SandboxProcess } from '@ghost/core/sandbox';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';

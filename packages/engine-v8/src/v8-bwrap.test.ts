@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { openCodeModeSession } from '@ghost/code-mode';
 import { descendantProcesses, describeEngineConformance } from '@ghost/code-mode/testing';
-import { defineSandboxBackend, defineTool, type SandboxSpawnSpec } from '@ghost/core';
+import { defineTool } from '@ghost/core';
+import { defineSandboxBackend, type SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,16 @@
+/**
+ * For applications: MCP servers as Ghost tools. `mcpServer({...})` connects to a server over stdio
+ * or Streamable HTTP and gives an agent its tools as a tool source; `mcpTools(...)` lists them
+ * once. Serving code mode over MCP is `@ghost/mcp-server`.
+ *
+ * @example
+ * ```ts
+ * import { mcpServer } from '@ghost/mcp';
+ * ```
+ *
+ * @packageDocumentation
+ */
+
 export {
   McpConfigurationError,
   McpConnectionError,

@@ -7,10 +7,9 @@ import {
   ConfigurationError,
   createRuntime,
   type SandboxBackendV1,
-  type SandboxProcess,
-  type SandboxSpawnSpec,
   SandboxUnavailableError,
 } from '@ghost/core';
+import type { SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
 import { detectCgroups, removeStaleSandboxCgroups } from './cgroups.js';

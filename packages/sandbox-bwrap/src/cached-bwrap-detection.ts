@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path';
-import type { SandboxCapabilities, SandboxCheck } from '@ghost/core';
+import type { SandboxCapabilities, SandboxCheck } from '@ghost/core/sandbox';
 import { type BwrapEnvironment, bwrapCapabilities, detectBwrap, type StartProcess } from './bwrap-detect.js';
 import { bwrapDetectionKey } from './bwrap-detection-key.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';

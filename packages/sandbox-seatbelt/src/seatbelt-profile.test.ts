@@ -1,4 +1,5 @@
-import { ConfigurationError, type SandboxSpawnSpec } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import type { SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { sandboxExecPath, seatbeltArguments } from './seatbelt-arguments.js';
 import { type SeatbeltProfileOptions, seatbeltProfile } from './seatbelt-profile.js';

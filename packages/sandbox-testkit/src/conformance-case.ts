@@ -1,4 +1,4 @@
-import type { SandboxCapabilities } from '@ghost/core';
+import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { expect, it } from 'vitest';
 import { HostHeartbeat, timerLateness } from './host-heartbeat.js';
 import type { SandboxHarness } from './sandbox-harness.js';

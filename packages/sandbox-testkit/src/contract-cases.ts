@@ -1,12 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  ConfigurationError,
-  type SandboxCapabilities,
-  type SandboxLimits,
-  SandboxUnavailableError,
-} from '@ghost/core';
+import { ConfigurationError, SandboxUnavailableError } from '@ghost/core';
+import type { SandboxCapabilities, SandboxLimits } from '@ghost/core/sandbox';
 import { expect } from 'vitest';
 import { withoutWorkingDirectory } from './backend-environment.js';
 import type { ConformanceCase, SuiteContext } from './conformance-case.js';

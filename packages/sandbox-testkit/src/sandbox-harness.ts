@@ -2,13 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type {
-  SandboxBackendV1,
-  SandboxCapabilities,
-  SandboxExit,
-  SandboxProcess,
-  SandboxSpawnSpec,
-} from '@ghost/core';
+import type { SandboxBackendV1 } from '@ghost/core';
+import type { SandboxCapabilities, SandboxExit, SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { expect } from 'vitest';
 import { killProcessesWithMarker } from './host-processes.js';
 

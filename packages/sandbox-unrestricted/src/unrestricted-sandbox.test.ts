@@ -3,13 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import {
-  ConfigurationError,
-  createRuntime,
-  type SandboxProcess,
-  type SandboxSpawnSpec,
-  SandboxUnavailableError,
-} from '@ghost/core';
+import { ConfigurationError, createRuntime, SandboxUnavailableError } from '@ghost/core';
+import type { SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { unrestrictedCapabilities, unrestrictedSandbox } from './unrestricted-sandbox.js';
 
