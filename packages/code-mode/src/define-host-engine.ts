@@ -114,7 +114,9 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
   };
   const open = (context: EngineOpenContext): CodeModeSession | Promise<CodeModeSession> => {
     const start = prepare?.(context);
-    return start instanceof Promise ? start.then((started) => openSession(context, started)) : openSession(context, start);
+    return start instanceof Promise
+      ? start.then((started) => openSession(context, started))
+      : openSession(context, start);
   };
   return defineEngine({ name, language, runtimePaths, placements, instructions, open });
 }

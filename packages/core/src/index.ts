@@ -25,6 +25,8 @@ export {
   defineAgent,
   type OutputOf,
 } from './agent.js';
+export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
+export { defineModelProvider } from './define-model-provider.js';
 export {
   AgentInterjectionError,
   AgentLimitError,
@@ -77,9 +79,7 @@ export {
   ModelUnavailableError,
   OutputValidationError,
 } from './model-errors.js';
-export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
-export { defineModelProvider } from './define-model-provider.js';
-export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
+export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind, PluginsByKind } from './plugin.js';
 export {
   PluginAlreadyRegisteredError,
   PluginInvalidError,
@@ -102,6 +102,7 @@ export {
 } from './runtime.js';
 // Applications pass backends to `createRuntime`; writing one takes `@ghost/core/sandbox`.
 export type { SandboxBackendV1 } from './sandbox.js';
+export { currentSpecificationVersions } from './specification-version.js';
 export {
   type ErrorSummary,
   type StreamEvent,
@@ -137,7 +138,6 @@ export {
   type ToolSourceOpenContext,
 } from './tool-source.js';
 export { Usage, type UsageInit } from './usage.js';
-export { currentSpecificationVersions } from './specification-version.js';
 // Plugin packages (code mode's `defineEngine`) check a plugin's shape with the registry's own rules.
 export { type PluginOrigin, validatePlugin } from './validate-plugin.js';
 export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';

@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type OpenedCodeModeSession, openCodeModeSession } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
-import {
-  createRuntime,
-  defineSandboxBackend,
-  type Runtime,
-  type SandboxLimits,
-  type SandboxProcess,
-} from '@ghost/core';
+import { createRuntime, type Runtime } from '@ghost/core';
+import { defineSandboxBackend, type SandboxLimits, type SandboxProcess } from '@ghost/core/sandbox';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { quickjsEngine } from './quickjs-engine.js';

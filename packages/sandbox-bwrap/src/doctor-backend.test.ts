@@ -1,10 +1,5 @@
-import {
-  defineSandboxBackend,
-  PluginNotInstalledError,
-  Registry,
-  SandboxUnavailableError,
-} from '@ghost/core';
-import { noSandboxCapabilities } from '@ghost/core/sandbox';
+import { PluginNotInstalledError, Registry, SandboxUnavailableError } from '@ghost/core';
+import { defineSandboxBackend, noSandboxCapabilities } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { doctorBackend } from './doctor-backend.js';
 

@@ -1,6 +1,6 @@
 import { openCodeModeSession } from '@ghost/code-mode';
 import { describeEngineConformance } from '@ghost/code-mode/testing';
-import { defineSandboxBackend, type SandboxSpawnSpec } from '@ghost/core';
+import { defineSandboxBackend, type SandboxSpawnSpec } from '@ghost/core/sandbox';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { describe, expect, it } from 'vitest';
 import { seatbeltSandbox } from './index.js';

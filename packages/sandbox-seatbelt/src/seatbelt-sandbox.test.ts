@@ -2,14 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { SandboxUnavailableError } from '@ghost/core';
 import {
+  noSandboxCapabilities,
+  planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxProcess,
   type SandboxSpawnSpec,
-  SandboxUnavailableError,
-} from '@ghost/core';
-import { noSandboxCapabilities, planSandboxSpawn } from '@ghost/core/sandbox';
+} from '@ghost/core/sandbox';
 import { describeSandboxConformance } from '@ghost/sandbox-testkit';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import defaultExport, { createSeatbeltSandbox, seatbeltSandbox } from './index.js';
