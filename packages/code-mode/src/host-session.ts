@@ -181,6 +181,8 @@ export class HostSession implements CodeModeSession {
     const { prewarm, limits, spares } = this.#options;
     if (!prewarm || this.#closing || this.#spare || this.#programsStarted >= limits.programs) return;
     if (spares) {
+      // The session's host retired: it holds none for its next program now.
+      spares.holdHost(false);
       spares.refill();
       return;
     }
@@ -215,6 +217,7 @@ export class HostSession implements CodeModeSession {
       return;
     }
     this.#spare = this.#watchSpare(link);
+    this.#options.spares?.holdHost(true);
   }
 
   /**

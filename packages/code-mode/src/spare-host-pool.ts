@@ -21,6 +21,11 @@ export interface SpareHosts {
   /** Starts spares up to the pool's recent demand (called once a program is over). */
   refill(): void;
   /**
+   * Whether the session holds a host of its own for its next program (`placement: 'session'`
+   * keeps the host a completed program leaves): while it does, the pool keeps no spare for it.
+   */
+  holdHost(holds: boolean): void;
+  /**
    * The session is closed: it takes no more, and the pool keeps no spare for it. When it was the
    * pool's last session, the pooled spares close, and the promise settles once they are gone.
    */
@@ -35,6 +40,8 @@ interface PooledSpare {
 /** A session in the pool: when it last opened or started a program. */
 interface Member {
   lastDemand: number;
+  /** The session holds a host of its own for its next program, so it needs no spare. */
+  holdsHost: boolean;
 }
 
 /**
@@ -69,7 +76,7 @@ export class SpareHostPool {
 
   /** Adds a session: it counts as demand, and a spare starts if the pool has none for it. */
   join(): SpareHosts {
-    const member: Member = { lastDemand: 0 };
+    const member: Member = { lastDemand: 0, holdsHost: false };
     this.#members.add(member);
     this.#recordDemand(member);
     this.#refill();
@@ -78,6 +85,11 @@ export class SpareHostPool {
       take: () => (hasLeft ? undefined : this.#take(member)),
       refill: () => {
         if (!hasLeft) this.#refill();
+      },
+      holdHost: (holds) => {
+        if (hasLeft) return;
+        member.holdsHost = holds;
+        if (holds) this.#retire(this.#target());
       },
       leave: async () => {
         if (hasLeft) return;
@@ -112,13 +124,16 @@ export class SpareHostPool {
     return spare?.link;
   }
 
-  /** How many spares recent demand asks for: one per session active in the window, at most `cap`. */
+  /**
+   * How many spares recent demand asks for: one per session active in the window that holds no
+   * host of its own, at most `cap`.
+   */
   #target(): number {
     if (this.#isClosed) return 0;
     const since = Date.now() - this.#idleMs;
     let active = 0;
     for (const member of this.#members) {
-      if (member.lastDemand > since) active += 1;
+      if (member.lastDemand > since && !member.holdsHost) active += 1;
       if (active >= this.#cap) break;
     }
     return Math.min(this.#cap, active);

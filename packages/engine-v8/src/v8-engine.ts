@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   defineHostEngine,
@@ -57,14 +58,17 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
     // The host loads the addon the preflight checked, named here, so the two never disagree (a
     // build for another Node.js beside the host, say).
     const install = findIsolatedVm(settings.resolveFrom);
-    const addon = install === undefined ? undefined : findIsolatedVmAddon(install.directory);
-    if (install === undefined || addon === undefined) {
+    // The real directory, not a package manager's link to it: a sandbox mounts what it is given,
+    // and bubblewrap cannot mount onto a link inside a directory it has already mounted.
+    const directory = install === undefined ? undefined : realpathSync(install.directory);
+    const addon = directory === undefined ? undefined : findIsolatedVmAddon(directory);
+    if (directory === undefined || addon === undefined) {
       checked = undefined;
       throw new IsolatedVmUnavailableError(
         `isolated-vm changed in ${settings.resolveFrom} while the engine checked it: open the session again.`,
       );
     }
-    return { hostArguments: [`${isolatedVmArgument}${addon}`], readPaths: [install.directory] };
+    return { hostArguments: [`${isolatedVmArgument}${addon}`], readPaths: [directory] };
   };
   return defineHostEngine({
     name: 'v8',
