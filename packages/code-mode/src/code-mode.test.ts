@@ -5,11 +5,11 @@ import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { codeMode } from './code-mode.js';
-import { openCodeModeSession } from './code-mode-session.js';
 import { defineHostEngine } from './define-host-engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { defaultCodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { createSandboxFactory } from './sandbox-factory.js';
+import { openCodeModeSession } from './open-code-mode-session.js';
+import { createSandboxFactory } from './parent/sandbox-factory.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 

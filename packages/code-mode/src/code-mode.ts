@@ -4,9 +4,14 @@ import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { RefreshingSession } from './refreshing-session.js';
-import { checkSpareHosts, createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
-import { requireContainablePlacement } from './thread-placement.js';
+import { RefreshingSession } from './parent/refreshing-session.js';
+import {
+  checkSpareHosts,
+  createSandboxFactory,
+  type SandboxChoice,
+  sandboxName,
+} from './parent/sandbox-factory.js';
+import { requireContainablePlacement } from './parent/thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 

@@ -1,9 +1,9 @@
 import { ConfigurationError, PluginInvalidError } from '@ghost/core';
 import { describe, expect, it } from 'vitest';
-import { openCodeModeSession } from './code-mode-session.js';
 import { defineHostEngine, type HostEngineDefinition } from './define-host-engine.js';
 import { defineEngine, type EngineV1, isEngineV1 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
+import { openCodeModeSession } from './open-code-mode-session.js';
 import { descendantProcesses } from './testing/child-processes.js';
 
 const definition: HostEngineDefinition = {

@@ -8,7 +8,7 @@ import {
   type EngineV1,
 } from './engine.js';
 import { CodeModeConfigurationError } from './errors.js';
-import { openHostSession } from './host-engine.js';
+import { openHostSession } from './parent/host-engine.js';
 
 const knownPlacements: readonly CodeModePlacement[] = ['process', 'session', 'thread'];
 

@@ -2,7 +2,7 @@ import { type Artifact, type EnginePlugin, type JsonValue, validatePlugin } from
 import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { CodeModeConfigurationError } from './errors.js';
 import type { CodeModeLimits } from './limits.js';
-import type { SandboxFactory } from './sandbox-factory.js';
+import type { SandboxFactory } from './parent/sandbox-factory.js';
 import type { ToolBroker } from './tool-broker.js';
 import type { ToolCatalog } from './tool-catalog.js';
 

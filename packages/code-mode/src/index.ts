@@ -22,11 +22,6 @@
 // The backend lives in its own package (code mode depends on it); exported here as before.
 export { unrestrictedCapabilities, unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
-export {
-  type CodeModeSessionOptions,
-  type OpenedCodeModeSession,
-  openCodeModeSession,
-} from './code-mode-session.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
 export {
   defineHostEngine,
@@ -55,15 +50,20 @@ export {
 export { type GuestGlobal, type GuestToolsMethod, guestGlobals, guestToolsMethods } from './guest-api.js';
 export { type JavaScriptInstructionsOptions, javascriptInstructions } from './javascript-instructions.js';
 export { type CodeModeLimits, defaultCodeModeLimits } from './limits.js';
-export type { GuestToolCall, ToolCallResult } from './protocol.js';
-export { type PackageRuntimePathsOptions, packageRuntimePaths } from './runtime-paths.js';
+export {
+  type CodeModeSessionOptions,
+  type OpenedCodeModeSession,
+  openCodeModeSession,
+} from './open-code-mode-session.js';
+export { type PackageRuntimePathsOptions, packageRuntimePaths } from './parent/runtime-paths.js';
 export {
   createSandboxFactory,
   type SandboxChoice,
   type SandboxedCommand,
   type SandboxFactory,
   type SandboxFactoryOptions,
-} from './sandbox-factory.js';
+} from './parent/sandbox-factory.js';
+export type { GuestToolCall, ToolCallResult } from './shared/protocol.js';
 export {
   type BrokerCallTool,
   type MeasuredToolCallResult,

@@ -1,11 +1,16 @@
 import type { Artifact, JsonValue } from '@ghost/core';
 import { type BrokeredToolCall, ConcurrencyLimit, type ToolCallOutcome } from '@ghost/core/tool-calls';
-import { describeUntrusted } from './describe-untrusted.js';
-import { errorMessage } from './error-message.js';
-import { formatBytes, keepHeadAndTail } from './head-and-tail.js';
-import { exceedsJsonDepth } from './json-depth.js';
 import type { CodeModeLimits } from './limits.js';
-import { describeToolCallLimit, type GuestToolCall, maxValueDepth, type ToolCallResult } from './protocol.js';
+import { describeUntrusted } from './parent/describe-untrusted.js';
+import { formatBytes, keepHeadAndTail } from './parent/head-and-tail.js';
+import { errorMessage } from './shared/error-message.js';
+import { exceedsJsonDepth } from './shared/json-depth.js';
+import {
+  describeToolCallLimit,
+  type GuestToolCall,
+  maxValueDepth,
+  type ToolCallResult,
+} from './shared/protocol.js';
 import type { ToolCatalog } from './tool-catalog.js';
 
 /** Runs one brokered call through the agent's tool pipeline. */

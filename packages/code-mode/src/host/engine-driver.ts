@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ghost/core';
-import type { HostLimits } from '../protocol.js';
+import type { HostLimits } from '../shared/protocol.js';
 
 /** What a guest is built from, before its program arrives. */
 export interface GuestSetup {

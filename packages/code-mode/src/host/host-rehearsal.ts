@@ -1,5 +1,5 @@
-import { encodeFrame, FrameDecoder } from '../frame-codec.js';
-import type { GuestToolCall, HostFrame, ParentFrame } from '../protocol.js';
+import { encodeFrame, FrameDecoder } from '../shared/frame-codec.js';
+import type { GuestToolCall, HostFrame, ParentFrame } from '../shared/protocol.js';
 import type { EngineDriver } from './engine-driver.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
 

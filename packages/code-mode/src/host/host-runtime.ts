@@ -1,6 +1,6 @@
-import { errorMessage } from '../error-message.js';
-import { exceedsJsonDepth } from '../json-depth.js';
-import { limitProgramCompletion } from '../program-completion-limit.js';
+import { errorMessage } from '../shared/error-message.js';
+import { exceedsJsonDepth } from '../shared/json-depth.js';
+import { limitProgramCompletion } from '../shared/program-completion-limit.js';
 import {
   describeToolCallLimit,
   type ExecuteFrame,
@@ -13,7 +13,7 @@ import {
   parseParentFrame,
   type SetupFrame,
   type ToolCallResult,
-} from '../protocol.js';
+} from '../shared/protocol.js';
 import type { EngineDriver, HostProgram, PreparedGuest, ProgramCompletion } from './engine-driver.js';
 import { guestPrelude, wrapProgram } from './guest-prelude.js';
 import { HostOutput } from './host-output.js';

@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 
-export { type DecodedFrame, FrameDecoder, FrameError } from '../frame-codec.js';
+export { type DecodedFrame, FrameDecoder, FrameError } from '../shared/frame-codec.js';
 export {
   type DoneFrame,
   type ExecuteFrame,
@@ -33,7 +33,7 @@ export {
   type ToolCallResult,
   type ToolCallsFrame,
   type ToolResultsFrame,
-} from '../protocol.js';
+} from '../shared/protocol.js';
 export {
   describeStall,
   type EngineDriver,

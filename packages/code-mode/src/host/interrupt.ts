@@ -1,4 +1,4 @@
-import type { HostLimits } from '../protocol.js';
+import type { HostLimits } from '../shared/protocol.js';
 
 /** Why an engine's watchdog stopped a program: asked to, or over one of its limits. */
 export type InterruptReason = 'stop' | 'memory' | 'cpu' | 'wall';

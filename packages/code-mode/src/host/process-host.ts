@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
-import { encodeFrame, FrameDecoder } from '../frame-codec.js';
-import { noRehearsalArgument, protocolVersion } from '../protocol.js';
+import { encodeFrame, FrameDecoder } from '../shared/frame-codec.js';
+import { noRehearsalArgument, protocolVersion } from '../shared/protocol.js';
 import type { EngineDriver } from './engine-driver.js';
 import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { protocolVersion } from '../protocol.js';
+import { protocolVersion } from '../shared/protocol.js';
 import type { EngineDriver } from './engine-driver.js';
 import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';

@@ -1,11 +1,11 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineEngine, type EngineV1 } from '../engine.js';
-import { hostLimits } from '../host-engine.js';
-import { launchProcessHost } from '../host-link.js';
-import { HostSession } from '../host-session.js';
-import { nodePermissionFlag } from '../node-permission-flag.js';
-import { protocolVersion } from '../protocol.js';
+import { hostLimits } from '../parent/host-engine.js';
+import { launchProcessHost } from '../parent/host-link.js';
+import { HostSession } from '../parent/host-session.js';
+import { nodePermissionFlag } from '../parent/node-permission-flag.js';
+import { protocolVersion } from '../shared/protocol.js';
 
 /**
  * A value in a forged frame. Plain JSON is sent as it is, with these replacements:

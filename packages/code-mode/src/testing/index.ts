@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 
-export { leftoverEntries } from '../code-mode-session.js';
+export { leftoverEntries } from '../open-code-mode-session.js';
 export { descendantProcesses } from './child-processes.js';
 export { describeAgentCases } from './engine-conformance/agent-cases.js';
 export { describeBadProgramCases } from './engine-conformance/bad-program-cases.js';

@@ -1,12 +1,12 @@
 import type { StreamEvent } from '@ghost/core';
 import { afterEach } from 'vitest';
+import type { CodeModePlacement, EngineV1 } from '../../engine.js';
 import {
   type CodeModeSessionOptions,
   type OpenedCodeModeSession,
   openCodeModeSession,
-} from '../../code-mode-session.js';
-import type { CodeModePlacement, EngineV1 } from '../../engine.js';
-import type { SandboxChoice } from '../../sandbox-factory.js';
+} from '../../open-code-mode-session.js';
+import type { SandboxChoice } from '../../parent/sandbox-factory.js';
 
 /** The options of `describeEngineConformance` and {@link createConformanceContext}. */
 export interface EngineConformanceOptions {

@@ -1,7 +1,7 @@
 import { defineTool } from '@ghost/core';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { leftoverEntries } from '../../code-mode-session.js';
+import { leftoverEntries } from '../../open-code-mode-session.js';
 import { descendantProcesses } from '../child-processes.js';
 import type { ConformanceContext } from './conformance-context.js';
 import { delay, foreverTool, Gate, killQuietly } from './conformance-fixtures.js';

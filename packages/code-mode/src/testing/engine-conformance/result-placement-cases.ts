@@ -3,8 +3,8 @@ import { ScriptedModel } from '@ghost/core/testing';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { codeMode } from '../../code-mode.js';
-import { openCodeModeSession } from '../../code-mode-session.js';
 import type { ProgramResult } from '../../engine.js';
+import { openCodeModeSession } from '../../open-code-mode-session.js';
 import { descendantProcesses } from '../child-processes.js';
 import type { ConformanceContext } from './conformance-context.js';
 import { echoTool, lastToolContent } from './conformance-fixtures.js';
@@ -137,7 +137,7 @@ export function describeResultPlacementCases(context: ConformanceContext): void 
     it.skipIf(sandboxName === 'unrestricted')(
       `refuses placement 'thread' with sandbox '${sandboxName}' through open(), openCodeModeSession and codeMode()${sandboxName === 'unrestricted' ? " (skipped: 'unrestricted' is the one sandbox the thread placement may name)" : ''}`,
       async () => {
-        const { createSandboxFactory } = await import('../../sandbox-factory.js');
+        const { createSandboxFactory } = await import('../../parent/sandbox-factory.js');
         const { resolveCodeModeLimits } = await import('../../limits.js');
         const { ToolBroker } = await import('../../tool-broker.js');
         const { ToolCatalog } = await import('../../tool-catalog.js');

@@ -1,6 +1,6 @@
 import { CleanupError } from '@ghost/core';
-import type { CodeModeSession, ObserveOptions, ProgramResult } from './engine.js';
-import { CodeModeStateError } from './errors.js';
+import type { CodeModeSession, ObserveOptions, ProgramResult } from '../engine.js';
+import { CodeModeStateError } from '../errors.js';
 
 /** Opens a session for the newest catalog, allowed `programs` more programs. */
 export type OpenSession = (programs: number) => Promise<CodeModeSession>;

@@ -1,10 +1,10 @@
 import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { errorMessage } from './error-message.js';
-import type { ThreadTaskResult } from './host/thread-task.js';
+import type { ThreadTaskResult } from '../host/thread-task.js';
+import { errorMessage } from '../shared/error-message.js';
+import type { GuestToolEntry, HostLimits, ParentFrame } from '../shared/protocol.js';
 import type { HostLink } from './host-link.js';
 import { HostLinkState } from './host-link.js';
-import type { GuestToolEntry, HostLimits, ParentFrame } from './protocol.js';
 
 /** What a thread host is set up with. */
 export interface ThreadHostOptions {

@@ -1,5 +1,5 @@
 import { CleanupError } from '@ghost/core';
-import { errorMessage } from './error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { failedHostLink, type HostLauncher, type HostLink } from './host-link.js';
 
 /** How many spare hosts one pool keeps at most unless `spareHosts` says otherwise. */

@@ -1,8 +1,6 @@
 import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
-import { describeUntrusted } from './describe-untrusted.js';
-import { errorMessage } from './error-message.js';
-import { encodeFrame, FrameDecoder, maxFrameBytes } from './frame-codec.js';
-import { formatBytes } from './head-and-tail.js';
+import { errorMessage } from '../shared/error-message.js';
+import { encodeFrame, FrameDecoder, maxFrameBytes } from '../shared/frame-codec.js';
 import {
   type GuestToolEntry,
   type HostFrame,
@@ -12,7 +10,9 @@ import {
   parseHostFrame,
   protocolVersion,
   type SetupFrame,
-} from './protocol.js';
+} from '../shared/protocol.js';
+import { describeUntrusted } from './describe-untrusted.js';
+import { formatBytes } from './head-and-tail.js';
 import type { SandboxedCommand, SandboxFactory } from './sandbox-factory.js';
 
 /**

@@ -1,14 +1,14 @@
 import { CleanupError } from '@ghost/core';
 import { raceAbort } from '@ghost/core/tool-calls';
-import type { CodeModeSession, ObserveOptions, ProgramResult } from './engine.js';
-import { errorMessage } from './error-message.js';
-import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from './errors.js';
+import type { CodeModeSession, ObserveOptions, ProgramResult } from '../engine.js';
+import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from '../errors.js';
+import type { CodeModeLimits } from '../limits.js';
+import { loadProgramParser, prepareProgramSource } from '../program-source.js';
+import { errorMessage } from '../shared/error-message.js';
+import type { ToolBroker } from '../tool-broker.js';
 import { failedHostLink, type HostLauncher, type HostLink, type LaunchPurpose } from './host-link.js';
-import type { CodeModeLimits } from './limits.js';
-import { loadProgramParser, prepareProgramSource } from './program-source.js';
 import { RunningProgram } from './running-program.js';
 import type { SpareHosts } from './spare-host-pool.js';
-import type { ToolBroker } from './tool-broker.js';
 
 /** What a host session is built from. */
 export interface HostSessionOptions {

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { GhostError, type Runtime, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
 import type { SandboxCapabilities, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
-import { CodeModeConfigurationError } from './errors.js';
+import { CodeModeConfigurationError } from '../errors.js';
+import type { CodeModeLimits } from '../limits.js';
 import type { HostLauncher } from './host-link.js';
-import type { CodeModeLimits } from './limits.js';
 import { defaultSpareHosts, SpareHostPools, type SpareHosts } from './spare-host-pool.js';
 
 /** What an engine asks the factory to start. */

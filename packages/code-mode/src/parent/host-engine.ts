@@ -1,12 +1,17 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type * as PiscinaModule from 'piscina';
-import type { CodeModeSession, EngineOpenContext } from './engine.js';
-import { CodeModeConfigurationError } from './errors.js';
+import type { CodeModeSession, EngineOpenContext } from '../engine.js';
+import { CodeModeConfigurationError } from '../errors.js';
+import {
+  type GuestToolEntry,
+  type HostLimits,
+  type HostReuse,
+  noRehearsalArgument,
+} from '../shared/protocol.js';
 import { type HostLauncher, launchProcessHost } from './host-link.js';
 import { HostSession } from './host-session.js';
 import { nodePermissionFlag } from './node-permission-flag.js';
-import { type GuestToolEntry, type HostLimits, type HostReuse, noRehearsalArgument } from './protocol.js';
 import { hostCpuAllowanceSeconds, hostMemoryAllowanceBytes } from './sandbox-factory.js';
 import { launchThreadHost } from './thread-host-link.js';
 import { requireContainablePlacement } from './thread-placement.js';

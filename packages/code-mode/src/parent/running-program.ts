@@ -1,15 +1,15 @@
 import type { JsonValue } from '@ghost/core';
+import type { ProgramStatus } from '../engine.js';
+import type { CodeModeLimits } from '../limits.js';
+import { errorMessage } from '../shared/error-message.js';
+import { maxFrameBytes } from '../shared/frame-codec.js';
+import { limitProgramCompletion } from '../shared/program-completion-limit.js';
+import type { GuestToolCall, HostFrame, ToolCallResult } from '../shared/protocol.js';
+import type { MeasuredToolCallResult, ProgramToolCalls } from '../tool-broker.js';
 import { describeUntrusted } from './describe-untrusted.js';
-import type { ProgramStatus } from './engine.js';
-import { errorMessage } from './error-message.js';
-import { maxFrameBytes } from './frame-codec.js';
 import { formatBytes } from './head-and-tail.js';
 import type { HostLink } from './host-link.js';
-import type { CodeModeLimits } from './limits.js';
-import { limitProgramCompletion } from './program-completion-limit.js';
 import { ProgramOutput } from './program-output.js';
-import type { GuestToolCall, HostFrame, ToolCallResult } from './protocol.js';
-import type { MeasuredToolCallResult, ProgramToolCalls } from './tool-broker.js';
 
 /** How a program ended. */
 export interface ProgramFinalState {

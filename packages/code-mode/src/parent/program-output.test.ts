@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { exceedsJsonDepth } from '../shared/json-depth.js';
+import { limitProgramCompletion } from '../shared/program-completion-limit.js';
 import { keepHeadAndTail } from './head-and-tail.js';
-import { exceedsJsonDepth } from './json-depth.js';
-import { limitProgramCompletion } from './program-completion-limit.js';
 import { ProgramOutput } from './program-output.js';
 
 describe('ProgramOutput', () => {

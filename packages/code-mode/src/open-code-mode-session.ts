@@ -13,8 +13,13 @@ import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/tool-calls';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
-import { checkSpareHosts, createSandboxFactory, type SandboxChoice, sandboxName } from './sandbox-factory.js';
-import { requireContainablePlacement } from './thread-placement.js';
+import {
+  checkSpareHosts,
+  createSandboxFactory,
+  type SandboxChoice,
+  sandboxName,
+} from './parent/sandbox-factory.js';
+import { requireContainablePlacement } from './parent/thread-placement.js';
 import { ToolBroker } from './tool-broker.js';
 import { ToolCatalog } from './tool-catalog.js';
 

@@ -3,20 +3,20 @@ import { runInNewContext } from 'node:vm';
 import { defineTool, type Tool } from '@ghost/core';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { leftoverEntries, openCodeModeSession } from './code-mode-session.js';
-import type { ProgramResult } from './engine.js';
-import { CodeModeHostError } from './errors.js';
-import { maxFrameBytes } from './frame-codec.js';
-import type { CodeModeLimits } from './limits.js';
-import { protocolVersion } from './protocol.js';
-import { descendantProcesses } from './testing/child-processes.js';
+import type { ProgramResult } from '../engine.js';
+import { CodeModeHostError } from '../errors.js';
+import type { CodeModeLimits } from '../limits.js';
+import { leftoverEntries, openCodeModeSession } from '../open-code-mode-session.js';
+import { maxFrameBytes } from '../shared/frame-codec.js';
+import { protocolVersion } from '../shared/protocol.js';
+import { descendantProcesses } from '../testing/child-processes.js';
 import {
   type HostileHostOptions,
   type HostileStep,
   type HostileTemplate,
   hostileHandshake,
   hostileHostEngine,
-} from './testing/hostile-host.js';
+} from '../testing/hostile-host.js';
 
 // Forged frames of tens of megabytes take seconds to build and read on a busy machine.
 const heavyCase = { timeout: 120_000 };

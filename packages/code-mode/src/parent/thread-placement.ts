@@ -1,5 +1,5 @@
-import type { CodeModePlacement } from './engine.js';
-import { CodeModeConfigurationError } from './errors.js';
+import type { CodeModePlacement } from '../engine.js';
+import { CodeModeConfigurationError } from '../errors.js';
 
 /** The stable code of the error {@link requireContainablePlacement} throws. */
 export const threadPlacementErrorCode = 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED';
