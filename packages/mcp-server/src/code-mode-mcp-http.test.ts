@@ -65,6 +65,26 @@ async function exec(client: Client, source: string) {
   return (await client.callTool({ name: 'exec', arguments: { source } })) as CallToolResult;
 }
 
+/**
+ * Runs a program with `exec`, then `wait`s while it is still working and `more` says so, with the
+ * output of every observation joined: a loaded machine can start the host after the 300 ms window.
+ */
+async function execObserving(client: Client, source: string, more: (output: string) => boolean) {
+  let result = await exec(client, source);
+  let output = '';
+  for (;;) {
+    const content = result.structuredContent as { status: string; output: string };
+    output += content.output;
+    if (content.status !== 'still_working' || !more(output)) return { ...content, output };
+    result = (await client.callTool({ name: 'wait', arguments: {} })) as CallToolResult;
+  }
+}
+
+/** Runs a program to its end (see {@link execObserving}). */
+function execToEnd(client: Client, source: string) {
+  return execObserving(client, source, () => true);
+}
+
 async function hostProcesses() {
   return (await descendantProcesses()).filter(
     (found) => found.command.includes('host.cjs') || found.command.includes('bwrap'),
@@ -123,11 +143,11 @@ describe('listenCodeModeMcpHttp', () => {
     const { client } = await connect(url);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['exec', 'wait', 'stop']);
-    const result = await exec(
+    const result = await execToEnd(
       client,
       `const [a, b] = await Promise.all([tools.count({ name: 'x' }), tools.count({ name: 'y' })]); [a.value, b.value]`,
     );
-    expect(result.structuredContent).toEqual({ status: 'completed', output: '', value: [1, 1] });
+    expect(result).toEqual({ status: 'completed', output: '', value: [1, 1] });
   });
 
   it('keeps two client sessions apart, each with its own program', async () => {
@@ -136,13 +156,17 @@ describe('listenCodeModeMcpHttp', () => {
     const second = await connect(served.url);
     expect(first.transport.sessionId).not.toBe(second.transport.sessionId);
     expect(served.sessionCount).toBe(2);
-    const running = await exec(first.client, `text('first'); await tools.slow_report({})`);
-    expect(running.structuredContent).toEqual({ status: 'still_working', output: 'first\n' });
+    const running = await execObserving(
+      first.client,
+      `text('first'); await tools.slow_report({})`,
+      (output) => output === '',
+    );
+    expect(running).toEqual({ status: 'still_working', output: 'first\n' });
     // The second session has no program running, and its own exec is not refused by the first's.
     const waited = (await second.client.callTool({ name: 'wait', arguments: {} })) as CallToolResult;
     expect(waited.isError).toBe(true);
-    const other = await exec(second.client, `text('second'); 2`);
-    expect(other.structuredContent).toEqual({ status: 'completed', output: 'second\n', value: 2 });
+    const other = await execToEnd(second.client, `text('second'); 2`);
+    expect(other).toEqual({ status: 'completed', output: 'second\n', value: 2 });
     const stopped = (await first.client.callTool({ name: 'stop', arguments: {} })) as CallToolResult;
     expect(stopped.structuredContent).toMatchObject({ status: 'terminated', output: '' });
   });
