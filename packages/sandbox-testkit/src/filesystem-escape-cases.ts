@@ -53,6 +53,7 @@ export function filesystemEscapeCases(): ConformanceCase[] {
     escapeCase({
       title: "the parent's /proc/<pid>/environ cannot be read",
       needs: ['filesystemIsolation'],
+      linuxOnly: "/proc/<pid>/environ is Linux's",
       run: async (harness) => {
         const path = `/proc/${process.pid}/environ`;
         const hostView = await readFile(path, 'latin1');
