@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listingArguments, listProcesses, parseListing } from './process-listing.js';
+import { listProcesses, parseListing } from './process-listing.js';
 
 describe('parseListing', () => {
   it('reads pid, parent, group, resident KiB and zombie state, and skips lines of another shape', () => {
@@ -18,11 +18,6 @@ describe('parseListing', () => {
 });
 
 describe('listProcesses', () => {
-  it("asks for keywords macOS's BSD ps accepts with an empty header: state, not its alias stat", () => {
-    const keywords = listingArguments.at(-1)?.split(',') ?? [];
-    expect(keywords).toEqual(['pid=', 'ppid=', 'pgid=', 'rss=', 'state=']);
-  });
-
   it('finds this process, its parent and its group with the real ps', async () => {
     const own = (await listProcesses()).find((listed) => listed.pid === process.pid);
     expect(own).toMatchObject({ parentPid: process.ppid, isZombie: false });

@@ -3,13 +3,6 @@ import { execFile } from 'node:child_process';
 /** `ps(1)`, by absolute path: at `/bin/ps` on macOS and on the Linux machines that run the tests. */
 export const psPath = '/bin/ps';
 
-/**
- * The listing's arguments. `state`, not `stat`: BSD `ps` (macOS) treats `stat` as an alias of
- * `state` and refuses a header on an alias (`stat=` prints a warning, a header line, and exits 1);
- * procps accepts both.
- */
-export const listingArguments = ['-A', '-o', 'pid=,ppid=,pgid=,rss=,state='] as const;
-
 /** How long one listing may take before it counts as failed (a machine under heavy load). */
 const listingTimeoutMilliseconds = 5_000;
 
@@ -29,7 +22,7 @@ export interface ListedProcess {
 
 /**
  * Every process on the machine with its parent, process group, resident size and state, from
- * `ps -A -o pid=,ppid=,pgid=,rss=,state=`, which BSD `ps` (macOS) and procps `ps` (Linux) read
+ * `ps -A -o pid=,ppid=,pgid=,rss=,stat=`, which BSD `ps` (macOS) and procps `ps` (Linux) read
  * alike; `rss` is in KiB on both. macOS has no `/proc`, so this is how the parent sees the tree.
  * Rejects when `ps` cannot run or fails, or when `signal` aborts it (which kills it).
  */
@@ -37,7 +30,7 @@ export function listProcesses(ps: string = psPath, signal?: AbortSignal): Promis
   return new Promise((resolve, reject) => {
     execFile(
       ps,
-      listingArguments,
+      ['-A', '-o', 'pid=,ppid=,pgid=,rss=,stat='],
       {
         env: {},
         timeout: listingTimeoutMilliseconds,

@@ -5,10 +5,9 @@ export const psPath = '/bin/ps';
 
 /**
  * The listing's arguments. Every keyword is one BSD `ps` (macOS) and procps `ps` (Linux) both
- * accept with an empty header: `state` rather than `stat`, since BSD's `stat` is an alias of
- * `state` that refuses a header (`stat=` is an error there). `-ww` asks for unlimited width, so a
- * long command line is never cut before the marker at its end. `command` comes last: it holds
- * spaces.
+ * accept with an empty header, and none is an alias (BSD's `stat` is one of `state`, and older BSD
+ * code refuses a header on an alias). `-ww` asks for unlimited width, so a long command line is
+ * never cut before the marker at its end. `command` comes last: it holds spaces.
  */
 export const processTableArguments = ['-A', '-ww', '-o', 'pid=,ppid=,pgid=,uid=,state=,command='] as const;
 
