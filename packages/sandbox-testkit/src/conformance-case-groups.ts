@@ -24,7 +24,7 @@ export function conformanceCaseGroups(
 ): [ConformanceCaseGroup, ...ConformanceCaseGroup[]] {
   return [
     { name: 'contract', cases: contractCases(context) },
-    { name: 'filesystem', cases: filesystemEscapeCases() },
+    { name: 'filesystem', cases: filesystemEscapeCases(context.platform) },
     { name: 'identity', cases: identityEscapeCases() },
     { name: 'network', cases: networkEscapeCases() },
     { name: 'processes', cases: processEscapeCases(context) },
