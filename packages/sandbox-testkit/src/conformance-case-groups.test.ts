@@ -94,4 +94,24 @@ describe('which cases run on macOS', () => {
       "the host's name is not visible (the kernel command line is Linux's /proc/cmdline)",
     );
   });
+
+  it("with seatbelt's capabilities (a non-root parent), skips only for what seatbelt does not declare and what is Linux's", () => {
+    // As @ghost/sandbox-seatbelt's detect() reports them on macOS: no process tree ownership,
+    // process limit or seccomp-style filter.
+    const seatbelt: SandboxCapabilities = {
+      ...everyCapability,
+      processTreeOwnership: false,
+      processLimit: false,
+      syscallFilter: false,
+    };
+    const skips = plan(suiteOn('darwin', seatbelt))
+      .map((entry) => entry.skip)
+      .filter((skip) => skip !== undefined);
+    for (const skip of skips) {
+      expect(skip).toMatch(
+        /^(Linux only: |'test' does not declare |'test' declares )|root parent|working directory is \//,
+      );
+    }
+    expect(skips.join('\n')).not.toMatch(/native probe|\/proc, and this host/);
+  });
 });
