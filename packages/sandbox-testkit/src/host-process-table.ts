@@ -9,7 +9,7 @@ export const psPath = '/bin/ps';
  * code refuses a header on an alias). `-ww` asks for unlimited width, so a long command line is
  * never cut before the marker at its end. `command` comes last: it holds spaces.
  */
-export const processTableArguments = ['-A', '-ww', '-o', 'pid=,ppid=,pgid=,uid=,state=,command='] as const;
+const processTableArguments = ['-A', '-ww', '-o', 'pid=,ppid=,pgid=,uid=,state=,command='] as const;
 
 /** How long one listing may take before it counts as failed (a machine under heavy load). */
 const listingTimeoutMilliseconds = 10_000;
