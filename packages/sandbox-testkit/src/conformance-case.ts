@@ -4,18 +4,21 @@ import { HostHeartbeat, timerLateness } from './host-heartbeat.js';
 import type { SandboxHarness } from './sandbox-harness.js';
 
 /** What a case needs of the machine running the suite, rather than of the backend. */
-const hostRequirements = ['native probe', 'linux host'] as const;
+const hostRequirements = ['native probe'] as const;
 
-/**
- * What a case needs to be meaningful: a capability the backend declares, the compiled native
- * probe, or a Linux host (for checks that read the host's /proc).
- */
+/** What a case needs to be meaningful: a capability the backend declares, or the compiled native probe. */
 export type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
 
 /** One `it` of the suite. */
 export interface ConformanceCase {
   readonly title: string;
   readonly needs?: readonly Requirement[];
+  /**
+   * Set on a case whose subject exists only on Linux (a pid namespace, /proc/sys, seccomp, a
+   * mount's options): why, for the title of the skipped case on any other host. Host-side checks
+   * themselves are portable (`ps`, the native probe), so no case is Linux-only merely for them.
+   */
+  readonly linuxOnly?: string;
   /** Why the case does not apply to this backend, for reasons other than `needs`; skips it. */
   readonly notApplicable?: string | undefined;
   readonly run: (harness: SandboxHarness) => Promise<void>;
@@ -24,6 +27,8 @@ export interface ConformanceCase {
 /** What deciding whether a case runs needs to know. */
 export interface SuiteContext {
   readonly backendName: string;
+  /** The host's platform, `process.platform` outside tests of the suite itself. */
+  readonly platform: NodeJS.Platform;
   readonly capabilities: SandboxCapabilities;
   /** Set when the backend is unavailable and the caller asked to skip: every case skips with it. */
   readonly unavailableReason: string | undefined;
@@ -54,13 +59,14 @@ export function registerCases(context: SuiteContext, cases: readonly Conformance
   }
 }
 
-function skipReasonFor(context: SuiteContext, testCase: ConformanceCase): string | undefined {
+/** Why `testCase` is registered skipped in `context`, or undefined when it runs. */
+export function skipReasonFor(context: SuiteContext, testCase: ConformanceCase): string | undefined {
   if (context.unavailableReason !== undefined) return context.unavailableReason;
   if (testCase.notApplicable !== undefined) return testCase.notApplicable;
-  const needs = testCase.needs ?? [];
-  if (needs.includes('linux host') && process.platform !== 'linux') {
-    return `it reads the host's /proc, and this host is ${process.platform}`;
+  if (testCase.linuxOnly !== undefined && context.platform !== 'linux') {
+    return `Linux only: ${testCase.linuxOnly}; this host is ${context.platform}`;
   }
+  const needs = testCase.needs ?? [];
   const undeclared = needs.filter((need) => !isHostRequirement(need) && !context.capabilities[need]);
   if (undeclared.length > 0) return `'${context.backendName}' does not declare ${undeclared.join(', ')}`;
   if (needs.includes('native probe') && context.nativeProbeMissingReason !== undefined) {

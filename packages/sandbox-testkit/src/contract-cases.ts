@@ -181,7 +181,6 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
     },
     {
       title: 'close() ends the process, removes the workspace and can be called again',
-      needs: ['linux host'],
       run: async (harness) => {
         const marker = harness.marker();
         const workspace = await harness.hostDirectory('ghost-testkit-workspace-');

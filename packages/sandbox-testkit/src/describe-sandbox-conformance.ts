@@ -5,16 +5,9 @@ import { join } from 'node:path';
 import type { SandboxBackendV1 } from '@ghost/core';
 import { afterAll, afterEach, describe, it } from 'vitest';
 import { registerCases, type SuiteContext } from './conformance-case.js';
-import { contractCases } from './contract-cases.js';
-import { environmentEscapeCases } from './environment-escape-cases.js';
-import { filesystemEscapeCases } from './filesystem-escape-cases.js';
-import { identityEscapeCases } from './identity-escape-cases.js';
+import { conformanceCaseGroups } from './conformance-case-groups.js';
 import { compileNativeProbe } from './native-probe.js';
-import { networkEscapeCases } from './network-escape-cases.js';
-import { processEscapeCases } from './process-escape-cases.js';
-import { resourceEscapeCases } from './resource-escape-cases.js';
 import { SandboxHarness } from './sandbox-harness.js';
-import { syscallEscapeCases } from './syscall-escape-cases.js';
 
 /** The options of {@link describeSandboxConformance}. */
 export interface SandboxConformanceOptions {
@@ -43,8 +36,9 @@ export interface SandboxConformanceOptions {
  * static C probe, compiled at start with the first of `$CC`, `cc`, `gcc`, `clang` that works;
  * without one they skip, saying so.
  *
- * Call it at the top level of a test file and await it. Linux only for now: the host-side checks
- * read `/proc`.
+ * Call it at the top level of a test file and await it. It runs on Linux and macOS: the host-side
+ * checks list processes with `ps`; the few cases whose subject only Linux has (pid namespaces,
+ * /proc/sys, seccomp, mount options) skip elsewhere, saying so.
  *
  * @example
  * ```ts
@@ -98,6 +92,7 @@ export async function describeSandboxConformance(options: SandboxConformanceOpti
 
   const context: SuiteContext = {
     backendName: backend.name,
+    platform: process.platform,
     capabilities: detection.capabilities,
     unavailableReason,
     nativeProbeMissingReason,
@@ -112,15 +107,10 @@ export async function describeSandboxConformance(options: SandboxConformanceOpti
     // close() may wait seconds for each process it ends.
     afterEach(() => harness?.cleanup(), 30_000);
     afterAll(() => removeProbeDirectory());
-    describe('contract', () => registerCases(context, contractCases(context)));
+    const [contract, ...escapes] = conformanceCaseGroups(context);
+    describe(contract.name, () => registerCases(context, contract.cases));
     describe('escapes and abuse', () => {
-      describe('filesystem', () => registerCases(context, filesystemEscapeCases()));
-      describe('identity', () => registerCases(context, identityEscapeCases()));
-      describe('network', () => registerCases(context, networkEscapeCases()));
-      describe('processes', () => registerCases(context, processEscapeCases(context)));
-      describe('resource limits', () => registerCases(context, resourceEscapeCases()));
-      describe('system calls and privileges', () => registerCases(context, syscallEscapeCases()));
-      describe('environment', () => registerCases(context, environmentEscapeCases()));
+      for (const group of escapes) describe(group.name, () => registerCases(context, group.cases));
     });
   });
 }

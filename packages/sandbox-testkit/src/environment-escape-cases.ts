@@ -8,20 +8,29 @@ import { environmentProbe, hostDetailsProbe } from './probes/identity-probes.js'
 
 /** What the host-details probe reports. */
 interface HostDetails {
-  readonly hostname: string;
+  /** Null when the sandbox denies it. */
+  readonly hostname: string | null;
   readonly commandLine: string | null;
-  /** `/proc/self/environ` and `/proc/1/environ` by pid (`self`, `1`), null where they cannot be read. */
+  /**
+   * By place (`process.env`, `/proc/self/environ`, `/proc/1/environ`), each entry followed by a
+   * NUL; null where the place cannot be read.
+   */
   readonly environments: Record<string, string | null>;
 }
 
 /**
  * Secrets in the parent's environment stay there (`environmentIsolation`), and details of the host
- * (its name, the kernel command line) stay outside (`filesystemIsolation`).
+ * (its name, the kernel command line) stay outside (`filesystemIsolation`). On `platform`s
+ * without /proc (macOS) the probe's environment is `process.env` alone, and the host has no
+ * kernel command line to hide; the titles say so.
  */
-export function environmentEscapeCases(): ConformanceCase[] {
+export function environmentEscapeCases(platform: NodeJS.Platform): ConformanceCase[] {
+  const hasProc = platform === 'linux';
   return [
     escapeCase({
-      title: "a fake API key in the parent's environment reaches neither process.env nor /proc/*/environ",
+      title: hasProc
+        ? "a fake API key in the parent's environment reaches neither process.env nor /proc/*/environ"
+        : "a fake API key in the parent's environment does not reach process.env (this host has no /proc/*/environ)",
       needs: ['environmentIsolation'],
       run: async (harness) => {
         const secret = `sk-ghost-testkit-${randomBytes(12).toString('hex')}`;
@@ -33,9 +42,10 @@ export function environmentEscapeCases(): ConformanceCase[] {
       },
     }),
     escapeCase({
-      title:
-        "the parent's working directory is in neither the process's environment nor its pid 1's (/proc/self/environ, /proc/1/environ)",
-      needs: ['environmentIsolation', 'linux host'],
+      title: hasProc
+        ? "the parent's working directory is in neither the process's environment nor its pid 1's (/proc/self/environ, /proc/1/environ)"
+        : "the parent's working directory is not in the process's environment (process.env; this host has no /proc/<pid>/environ)",
+      needs: ['environmentIsolation'],
       // At / the value would be found in any PWD=/ and prove nothing.
       notApplicable: process.cwd() === '/' ? "the parent's working directory is /" : undefined,
       run: async (harness) => {
@@ -43,16 +53,19 @@ export function environmentEscapeCases(): ConformanceCase[] {
         const parentDirectory = `=${process.cwd()}\0`;
         const leaking = Object.entries(report.environments)
           .filter(([, environment]) => environment !== null && `${environment}\0`.includes(parentDirectory))
-          .map(([pid]) => `/proc/${pid}/environ`);
+          .map(([place]) => place);
         expect(leaking, `environments naming ${process.cwd()}`).toEqual([]);
       },
     }),
     escapeCase({
-      title: "the host's name and the kernel command line are not visible",
-      needs: ['filesystemIsolation', 'linux host'],
+      title: hasProc
+        ? "the host's name and the kernel command line are not visible"
+        : "the host's name is not visible (the kernel command line is Linux's /proc/cmdline)",
+      needs: ['filesystemIsolation'],
       run: async (harness) => {
         const report = harness.report<HostDetails>(await harness.runNode(hostDetailsProbe));
         expect(report.hostname, 'the host name seen inside').not.toBe(hostname());
+        if (!hasProc) return;
         const commandLine = (await readFile('/proc/cmdline', 'utf8')).trim();
         expect(report.commandLine ?? '', 'the kernel command line seen inside').not.toContain(commandLine);
       },

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
 import {
+  environmentEntriesIn,
+  environmentListingArguments,
+  listProcessEnvironment,
+} from './host-process-environment.js';
+import { psPath } from './host-process-table.js';
+import {
   hardlinkEscapeProbe,
+  listProcessEnvironmentProbe,
   readPathsProbe,
   symlinkEscapeProbe,
   writePathsProbe,
@@ -14,8 +21,11 @@ import type { Attempt } from './probes/node-probe.js';
 
 type Attempts = Record<string, Attempt>;
 
-/** Reads, writes and links that must not reach the host's files (`filesystemIsolation`). */
-export function filesystemEscapeCases(): ConformanceCase[] {
+/**
+ * Reads, writes and links that must not reach the host's files (`filesystemIsolation`). On a
+ * `platform` without /proc (macOS) the parent's environment is tried through `ps -E` instead.
+ */
+export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCase[] {
   return [
     escapeCase({
       title: 'reads of /etc/shadow are denied',
@@ -50,21 +60,44 @@ export function filesystemEscapeCases(): ConformanceCase[] {
         expect(run.stdout).not.toContain(secret.content);
       },
     }),
-    escapeCase({
-      title: "the parent's /proc/<pid>/environ cannot be read",
-      needs: ['filesystemIsolation'],
-      run: async (harness) => {
-        const path = `/proc/${process.pid}/environ`;
-        const hostView = await readFile(path, 'latin1');
-        const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
-        // Inside a PID namespace the same number is another process, or none: never this one.
-        const attempt = report[path];
-        expect(
-          attempt?.isAllowed && attempt.value === hostView,
-          'the probe read the parent environment',
-        ).toBe(false);
-      },
-    }),
+    platform === 'linux'
+      ? escapeCase({
+          title: "the parent's /proc/<pid>/environ cannot be read",
+          needs: ['filesystemIsolation'],
+          run: async (harness) => {
+            const path = `/proc/${process.pid}/environ`;
+            const hostView = await readFile(path, 'latin1');
+            const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
+            // Inside a PID namespace the same number is another process, or none: never this one.
+            const attempt = report[path];
+            expect(
+              attempt?.isAllowed && attempt.value === hostView,
+              'the probe read the parent environment',
+            ).toBe(false);
+          },
+        })
+      : escapeCase({
+          // No /proc: another process's environment is read through the kernel's process
+          // information, which is what ps -E does.
+          title:
+            "the parent's environment cannot be read with ps -E (another process's arguments and environment)",
+          needs: ['filesystemIsolation'],
+          run: async (harness) => {
+            const hostView = await listProcessEnvironment(process.pid);
+            const entries = environmentEntriesIn(hostView, process.env);
+            expect(entries, "the host's own ps shows the parent's environment (the control)").not.toEqual([]);
+            const run = await harness.runNode(
+              listProcessEnvironmentProbe(psPath, environmentListingArguments(platform, process.pid)),
+              {
+                subprocesses: 'allow',
+                runtimePaths: [harness.nodePath, harness.probeDirectory, psPath],
+              },
+            );
+            const { listing } = harness.report<{ listing: Attempt<string> }>(run);
+            const seen = listing.isAllowed ? environmentEntriesIn(listing.value, process.env) : [];
+            expect(seen, "the parent's environment entries ps showed inside").toEqual([]);
+          },
+        }),
     escapeCase({
       title:
         'writes outside the workspace leave nothing on the host (a host temp dir, /etc, /, the home directory)',

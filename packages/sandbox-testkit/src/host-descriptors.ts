@@ -1,24 +1,31 @@
-import { readdir, readFile } from 'node:fs/promises';
-
-/** `O_CLOEXEC` as `/proc/<pid>/fdinfo` prints it, in octal. */
-const closeOnExecFlag = 0o2000000;
+import { execFile } from 'node:child_process';
 
 /**
- * This process's descriptors above stderr that lack close-on-exec, read from /proc/self/fdinfo:
- * ones it inherited from whatever started it (Node opens its own with close-on-exec). A plain
- * `child_process.spawn` passes them on to every program it starts.
+ * The descriptors above stderr that a program this process starts with a plain
+ * `child_process.spawn` receives: ones this process inherited without close-on-exec from
+ * whatever started it (Node opens its own with close-on-exec). It starts the native probe, outside
+ * any sandbox, and takes the descriptors it finds open with `fcntl`: no /proc needed, so it works
+ * alike on Linux and macOS, and what it measures is exactly what a child receives.
  */
-export async function inheritableDescriptors(): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc/self/fdinfo')) {
-    const fd = Number(entry);
-    if (fd <= 2) continue;
-    try {
-      const flags = /^flags:\s*([0-7]+)$/m.exec(await readFile(`/proc/self/fdinfo/${entry}`, 'utf8'))?.[1];
-      if (flags !== undefined && (Number.parseInt(flags, 8) & closeOnExecFlag) === 0) found.push(fd);
-    } catch {
-      // Closed while we looked.
-    }
-  }
-  return found;
+export function inheritableDescriptors(nativeProbePath: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    execFile(nativeProbePath, ['fds'], { timeout: 10_000 }, (error, stdout) => {
+      if (error !== null) {
+        reject(
+          new Error(`The native probe could not list its descriptors: ${error.message}`, { cause: error }),
+        );
+        return;
+      }
+      try {
+        const { fds } = JSON.parse(stdout) as { fds: number[] };
+        resolve(fds.filter((fd) => fd > 2));
+      } catch (parseError) {
+        reject(
+          new Error(`The native probe printed no descriptor list: ${stdout.slice(0, 200)}`, {
+            cause: parseError,
+          }),
+        );
+      }
+    });
+  });
 }

@@ -2,7 +2,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
-import { processesWithMarker } from './host-processes.js';
+import { hostProcessIdentity } from './host-process-identity.js';
+import { markedProcesses } from './host-processes.js';
 import {
   identityProbe,
   setuidFileProbe,
@@ -29,38 +30,52 @@ export function identityEscapeCases(): ConformanceCase[] {
     escapeCase({
       title:
         'with a root parent the process does not run as real root: its uids and gids, seen inside and from the host, are not 0',
-      needs: ['filesystemIsolation', 'linux host'],
+      needs: ['filesystemIsolation'],
       notApplicable: isRootParent ? undefined : needsRootParent,
       run: async (harness) => {
         const marker = harness.marker();
         const child = await harness.spawnNode(identityProbe, {}, [marker]);
         await harness.waitForReady(child);
         // A launcher may carry the marker in its own arguments; the probe is the marked node.
-        const probes = [];
-        for (const candidate of await processesWithMarker(marker)) {
-          const commandLine = await readFile(`/proc/${candidate}/cmdline`, 'utf8').catch(() => '');
-          if (commandLine.split('\0')[0] === harness.nodePath) probes.push(candidate);
-        }
-        expect(probes, 'the marked node processes').toHaveLength(1);
-        const hostView = await readFile(`/proc/${probes[0]}/status`, 'utf8');
-        const report = harness.readyReport<{ uid: string; uidMap: string | null }>(child);
-        const outside = { uid: ids(statusField(hostView, 'Uid')), gid: ids(statusField(hostView, 'Gid')) };
-        expect(outside.uid, 'real, effective, saved and filesystem uid seen from the host').not.toContain(0);
-        expect(outside.gid, 'real, effective, saved and filesystem gid seen from the host').not.toContain(0);
-        expect(ids(statusField(hostView, 'Groups')), 'supplementary groups seen from the host').not.toContain(
-          0,
+        const probes = (await markedProcesses(marker)).filter((listed) =>
+          listed.command.startsWith(`${harness.nodePath} `),
         );
-        // Inside, the uid may be 0 of a user namespace only if that namespace maps it elsewhere.
+        expect(probes, 'the marked node processes').toHaveLength(1);
+        const probePid = probes[0]?.pid ?? 0;
+        // ps shows the real, effective and saved ids on every platform.
+        const listed = await hostProcessIdentity(probePid);
+        expect(listed, `ps reports the probe (pid ${probePid})`).toBeDefined();
+        expect(listed?.userIds, 'real, effective and saved uid seen from the host by ps').not.toContain(0);
+        expect(listed?.groupIds, 'real and saved gid seen from the host by ps').not.toContain(0);
+        if (process.platform === 'linux') {
+          // /proc adds the effective and filesystem ids and the supplementary groups.
+          const hostView = await readFile(`/proc/${probePid}/status`, 'utf8');
+          const outside = { uid: ids(statusField(hostView, 'Uid')), gid: ids(statusField(hostView, 'Gid')) };
+          expect(outside.uid, 'real, effective, saved and filesystem uid seen from the host').not.toContain(
+            0,
+          );
+          expect(outside.gid, 'real, effective, saved and filesystem gid seen from the host').not.toContain(
+            0,
+          );
+          expect(
+            ids(statusField(hostView, 'Groups')),
+            'supplementary groups seen from the host',
+          ).not.toContain(0);
+        }
+        const report = harness.readyReport<{ uid: string; uidMap: string | null }>(child);
+        // Inside, the uid may be 0 of a user namespace only if that namespace maps it elsewhere;
+        // without a map (no user namespace, or no /proc as on macOS) it is the uid itself.
         const insideUid = ids(report.uid)[0] ?? 0;
         expect(
-          outsideOf(report.uidMap, insideUid),
-          `uid ${insideUid} mapped outside its user namespace`,
+          report.uidMap === null ? insideUid : outsideOf(report.uidMap, insideUid),
+          `uid ${insideUid} seen inside, as it is outside its user namespace`,
         ).not.toBe(0);
       },
     }),
     escapeCase({
       title: 'a write to /proc/sys fails and leaves the host kernel setting unchanged',
-      needs: ['filesystemIsolation', 'linux host'],
+      needs: ['filesystemIsolation'],
+      linuxOnly: "/proc/sys is Linux's interface to kernel settings",
       run: async (harness) => {
         const before = (await readFile(sysctlPath, 'utf8')).trim();
         // Should the write get through, the host gets its setting back after the case.
@@ -75,7 +90,7 @@ export function identityEscapeCases(): ConformanceCase[] {
     }),
     escapeCase({
       title: 'a set-user-id file made in the workspace is not owned by root on the host',
-      needs: ['filesystemIsolation', 'linux host'],
+      needs: ['filesystemIsolation'],
       notApplicable: isRootParent ? undefined : needsRootParent,
       run: async (harness) => {
         const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
@@ -97,7 +112,8 @@ export function identityEscapeCases(): ConformanceCase[] {
     }),
     escapeCase({
       title: 'the workspace is mounted nosuid and nodev',
-      needs: ['filesystemIsolation', 'linux host'],
+      needs: ['filesystemIsolation'],
+      linuxOnly: "the workspace's own mount, with options of its own, is made in a Linux mount namespace",
       run: async (harness) => {
         const run = await harness.runNode(workspaceMountProbe);
         const report = harness.report<{ cwd: string; mount?: { mountPoint: string; options: string[] } }>(

@@ -2,33 +2,46 @@
  * The C source of the native probe: the few attempts Node cannot make because they are raw system
  * calls (`ptrace`, `TIOCSTI`, raw sockets, `pidfd_getfd`), a fork loop, an exact list of open descriptors and a
  * single-threaded sleeper. It is kept as a string, not a `.c` file, so the published package needs
- * no copy step: the suite writes it to a temp dir and compiles it with `cc -static` at start, and a
- * static binary needs no shared library inside the sandbox.
+ * no copy step: the suite writes it to a temp dir and compiles it at start (`cc -static` on Linux,
+ * since a static binary needs no shared library inside the sandbox). Off Linux only the POSIX
+ * modes (`fds`, `fork-bomb`, `sleep`) are built; the cases using the others are Linux-only.
  *
  * Usage: `probe <mode> [arguments...]`; each mode prints one JSON object on stdout. Errors are
  * reported as errno numbers (0 means the call succeeded), which the suite names.
  */
 export const nativeProbeSource = String.raw`
+/*
+ * The modes fds, fork-bomb and sleep are POSIX and build everywhere (macOS too); the others
+ * attempt what only Linux has (seccomp's targets, pid namespaces, user namespaces) and build only
+ * there. GHOST_PROBE_POSIX_ONLY builds the POSIX subset on Linux, as macOS gets it.
+ */
+#if defined(__linux__) && !defined(GHOST_PROBE_POSIX_ONLY)
+#define GHOST_PROBE_LINUX 1
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef GHOST_PROBE_LINUX
+#include <sched.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
-#include <unistd.h>
+#endif
 
+#ifdef GHOST_PROBE_LINUX
 /* 0 when the call succeeded, else its errno. */
 static int outcome(long result) { return result < 0 ? errno : 0; }
+
 
 /* Older C libraries lack these numbers; they are the same on x86_64 and arm64. */
 #ifndef SYS_pidfd_open
@@ -65,6 +78,8 @@ static int reach_pid_one(void) {
   return 0;
 }
 
+#endif /* GHOST_PROBE_LINUX */
+
 /* Every open descriptor, found with fcntl so that no /proc is needed and none is opened to look. */
 static int list_descriptors(void) {
   printf("{\"fds\":[");
@@ -79,6 +94,7 @@ static int list_descriptors(void) {
   return 0;
 }
 
+#ifdef GHOST_PROBE_LINUX
 /* A child of our own is the one target ptrace allows without a filter, so it proves the filter. */
 static int trace(int count, char **targets) {
   pid_t child = fork();
@@ -155,6 +171,7 @@ static int make_user_namespace(void) {
   printf("{\"unshare\":%d,\"clone\":%d}\n", unshared, cloned);
   return 0;
 }
+#endif /* GHOST_PROBE_LINUX */
 
 /*
  * Every process forks as fast as it can for the given seconds, children included; then the first
@@ -186,11 +203,13 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "fds") == 0) return list_descriptors();
+#ifdef GHOST_PROBE_LINUX
   if (strcmp(mode, "ptrace") == 0) return trace(argc - 2, argv + 2);
   if (strcmp(mode, "tiocsti") == 0) return inject_keystroke();
   if (strcmp(mode, "sockets") == 0) return open_sockets();
   if (strcmp(mode, "pid1") == 0) return reach_pid_one();
   if (strcmp(mode, "userns") == 0) return make_user_namespace();
+#endif
   if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
   /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
   if (strcmp(mode, "sleep") == 0) {

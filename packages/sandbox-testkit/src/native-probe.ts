@@ -9,13 +9,24 @@ const run = promisify(execFile);
 /** The compiled native probe, or why there is none (then the cases that need it skip with it). */
 export type NativeProbe = { readonly path: string } | { readonly missingReason: string };
 
+/** The compiler flags per platform: static on Linux; macOS has no static C library, and gets the POSIX modes. */
+const compilerFlagsByPlatform: Partial<Record<NodeJS.Platform, readonly string[]>> = {
+  linux: ['-static', '-O1'],
+  darwin: ['-O1', '-DGHOST_PROBE_POSIX_ONLY'],
+};
+
 /**
- * Compiles the native probe as a static binary into `directory`, trying `$CC`, `cc`, `gcc` and
- * `clang` in turn. Never throws: a machine without a compiler still runs every other case.
+ * Compiles the native probe into `directory` for `platform` (this host's; a test may build
+ * macOS's POSIX-only probe on Linux), trying `$CC`, `cc`, `gcc` and `clang` in turn. Never
+ * throws: a machine without a compiler still runs every other case.
  */
-export async function compileNativeProbe(directory: string): Promise<NativeProbe> {
-  if (process.platform !== 'linux') {
-    return { missingReason: `the native probe is Linux-only, this is ${process.platform}` };
+export async function compileNativeProbe(
+  directory: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<NativeProbe> {
+  const flags = compilerFlagsByPlatform[platform];
+  if (flags === undefined) {
+    return { missingReason: `the native probe is built on Linux and macOS only, this is ${platform}` };
   }
   const source = join(directory, 'native-probe.c');
   const binary = join(directory, 'ghost-testkit-probe');
@@ -26,13 +37,13 @@ export async function compileNativeProbe(directory: string): Promise<NativeProbe
   const failures: string[] = [];
   for (const compiler of compilers) {
     try {
-      await run(compiler, ['-static', '-O1', '-o', binary, source], { timeout: 60_000 });
+      await run(compiler, [...flags, '-o', binary, source], { timeout: 60_000 });
       return { path: binary };
     } catch (error) {
       failures.push(`${compiler}: ${compileFailure(error)}`);
     }
   }
-  return { missingReason: `no C compiler could build the static native probe (${failures.join('; ')})` };
+  return { missingReason: `no C compiler could build the native probe (${failures.join('; ')})` };
 }
 
 function compileFailure(error: unknown): string {

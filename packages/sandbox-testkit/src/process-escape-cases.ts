@@ -13,7 +13,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
   return [
     escapeCase({
       title: 'no descendant survives close(): background, setsid and double-forked children',
-      needs: ['processTreeOwnership', 'linux host'],
+      needs: ['processTreeOwnership'],
       run: async (harness) => {
         const marker = harness.marker();
         const child = await harness.spawnNode(orphansProbe(marker), {}, [marker]);
@@ -29,7 +29,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
     }),
     escapeCase({
       title: `a fork bomb is held to limits.processes (${processLimit})`,
-      needs: ['processLimit', 'native probe', 'linux host'],
+      needs: ['processLimit', 'native probe'],
       run: async (harness) => {
         const marker = harness.marker();
         const { result: run, peak } = await peakProcessCount(
@@ -45,7 +45,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
     }),
     escapeCase({
       title: `1,000 spawns are held to limits.processes (${processLimit})`,
-      needs: ['processLimit', 'native probe', 'linux host'],
+      needs: ['processLimit', 'native probe'],
       run: async (harness) => {
         const marker = harness.marker();
         const { result: run, peak } = await peakProcessCount(
@@ -78,6 +78,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
       title:
         'pid 1 of the sandbox is out of reach: its /proc/1/mem and /proc/1/environ and pidfd_getfd of its descriptors fail',
       needs: ['processTreeOwnership', 'syscallFilter', 'native probe'],
+      linuxOnly: "its subject is a pid namespace's init, /proc/1 and pidfd_getfd",
       run: async (harness) => {
         const report = harness.report<{
           pid: number;
@@ -98,7 +99,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
     }),
     escapeCase({
       title: 'the process holds no descriptors but stdio and its channels',
-      needs: ['native probe', 'linux host'],
+      needs: ['native probe'],
       run: async (harness) => {
         const report = harness.report<{ fds: number[] }>(await harness.runNative('fds', [], { extraFds: 2 }));
         // stdin may be closed or /dev/null; stdout, stderr and both channels must be there.
@@ -106,7 +107,9 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
         // A descriptor this process inherited without close-on-exec reaches any plainly spawned
         // child; only a backend that claims filesystemIsolation must close it (it could be a
         // directory of the host), the others must add none of their own.
-        const tolerated = context.capabilities.filesystemIsolation ? [] : await inheritableDescriptors();
+        const tolerated = context.capabilities.filesystemIsolation
+          ? []
+          : await inheritableDescriptors(harness.nativeProbePath);
         const extra = report.fds.filter((fd) => fd > 4 && !tolerated.includes(fd));
         expect(extra, 'descriptors the process should not hold').toEqual([]);
       },

@@ -9,6 +9,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
     escapeCase({
       title: 'ptrace of its own child, its parent, pid 1 and the host parent is denied',
       needs: ['syscallFilter', 'native probe'],
+      linuxOnly: 'syscallFilter means a seccomp filter, which only Linux has',
       run: async (harness) => {
         const run = await harness.runNative('ptrace', ['1', String(process.pid)]);
         const report = harness.report<{ attempts: { target: string; pid: number; errno: number }[] }>(run);
@@ -21,6 +22,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
     escapeCase({
       title: 'no user namespace can be made, by unshare or by clone',
       needs: ['syscallFilter', 'native probe'],
+      linuxOnly: 'user namespaces are a Linux feature',
       run: async (harness) => {
         const report = harness.report<{ unshare: number; clone: number }>(
           await harness.runNative('userns', [], { subprocesses: 'allow' }),
@@ -32,6 +34,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
     escapeCase({
       title: 'TIOCSTI cannot push keystrokes into a terminal',
       needs: ['syscallFilter', 'native probe'],
+      linuxOnly: 'syscallFilter means a seccomp filter, which only Linux has',
       run: async (harness) => {
         const report = harness.report<{ terminal: string; errno: number }>(
           await harness.runNative('tiocsti'),
@@ -42,6 +45,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
     escapeCase({
       title: "with network: 'none' only AF_UNIX sockets can be opened: raw, packet, TCP and UDP are denied",
       needs: ['syscallFilter', 'networkIsolation', 'native probe'],
+      linuxOnly: 'syscallFilter means a seccomp filter, which only Linux has',
       run: async (harness) => {
         const run = await harness.runNative('sockets', [], { network: 'none' });
         const { sockets } = harness.report<{ sockets: Record<string, number> }>(run);
@@ -55,6 +59,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
       title:
         "runs with no new privileges, no capabilities in any set, and the parent's uid, or a non-root one when the parent is root",
       needs: ['syscallFilter'],
+      linuxOnly: "no-new-privileges, capability sets and seccomp are Linux's, read from /proc/self/status",
       run: async (harness) => {
         const report = harness.report<Record<string, string | undefined>>(
           await harness.runNode(privilegesProbe),

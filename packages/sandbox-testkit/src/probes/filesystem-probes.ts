@@ -46,3 +46,15 @@ const write = await attempt(() => fs.appendFileSync('escape', 'planted'));
 report({ link, read, write });
 `);
 }
+
+/**
+ * Runs `ps` (a runtime path of the spawn) with `psArguments` to list another process's command line
+ * and environment, as a program with subprocesses allowed could; reports the attempt with its output.
+ */
+export function listProcessEnvironmentProbe(ps: string, psArguments: readonly string[]): string {
+  return nodeProbe(`
+const { execFileSync } = require('node:child_process');
+const listing = await attempt(() => execFileSync(${JSON.stringify(ps)}, ${JSON.stringify(psArguments)}, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+report({ listing });
+`);
+}

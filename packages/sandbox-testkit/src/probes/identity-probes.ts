@@ -38,15 +38,19 @@ report({
 
 /**
  * Reports who the process is, as it sees itself: the uid and gid lines of `/proc/self/status`,
- * its supplementary groups and its user namespace's uid and gid maps. The report says `ready`,
- * and the process then stays alive so the host can look at it from outside.
+ * its supplementary groups and its user namespace's uid and gid maps; where there is no /proc
+ * (macOS), the real and effective ids and groups Node reports, and no maps. The report says
+ * `ready`, and the process then stays alive so the host can look at it from outside.
  */
 export const identityProbe = nodeProbe(`
 const fs = require('node:fs');
-const status = fs.readFileSync('/proc/self/status', 'utf8');
-const field = (name) => (status.match(new RegExp('^' + name + ':\\\\s*(.*)$', 'm')) || [])[1];
 const read = (path) => { try { return fs.readFileSync(path, 'utf8'); } catch { return null; } };
-report({ uid: field('Uid'), gid: field('Gid'), groups: field('Groups'), uidMap: read('/proc/self/uid_map'), gidMap: read('/proc/self/gid_map'), ready: true });
+const status = read('/proc/self/status');
+const field = (name) => (status.match(new RegExp('^' + name + ':\\\\s*(.*)$', 'm')) || [])[1];
+const identity = status === null
+  ? { uid: process.getuid() + ' ' + process.geteuid(), gid: process.getgid() + ' ' + process.getegid(), groups: process.getgroups().join(' ') }
+  : { uid: field('Uid'), gid: field('Gid'), groups: field('Groups') };
+report({ ...identity, uidMap: read('/proc/self/uid_map'), gidMap: read('/proc/self/gid_map'), ready: true });
 setTimeout(() => {}, 30000);
 `);
 
@@ -104,14 +108,20 @@ report({ cwd, mount: best });
 `);
 
 /**
- * Reports what the process can learn about the machine outside: the host name, the kernel command
- * line, and the environments in `/proc/self/environ` and `/proc/1/environ` (null where unreadable),
- * its own and its pid namespace's init's, which a backend starts.
+ * Reports what the process can learn about the machine outside: the host name (null when denied),
+ * the kernel command line, and the environments in `process.env`, `/proc/self/environ` and
+ * `/proc/1/environ` (null where unreadable, as on macOS), its own and its pid namespace's init's,
+ * which a backend starts.
  */
 export const hostDetailsProbe = nodeProbe(`
 const fs = require('node:fs');
 const os = require('node:os');
 const read = (path) => { try { return fs.readFileSync(path, 'latin1'); } catch { return null; } };
-const environments = { self: read('/proc/self/environ'), 1: read('/proc/1/environ') };
-report({ hostname: os.hostname(), commandLine: read('/proc/cmdline'), environments });
+// In /proc's form, NUL after each entry, so one search fits all three.
+const ownEnvironment = Object.entries(process.env).map(([name, value]) => name + '=' + value + '\\0').join('');
+const environments = { 'process.env': ownEnvironment, '/proc/self/environ': read('/proc/self/environ'), '/proc/1/environ': read('/proc/1/environ') };
+// A sandbox may deny the host name outright (seatbelt denies the sysctl), which Node throws for.
+let hostname = null;
+try { hostname = os.hostname(); } catch {}
+report({ hostname, commandLine: read('/proc/cmdline'), environments });
 `);
