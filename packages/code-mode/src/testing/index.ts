@@ -22,6 +22,10 @@ export {
   type EngineConformanceGroup,
   engineConformanceGroups,
 } from './engine-conformance/describe-engine-conformance.js';
+export {
+  type EngineConformanceCapability,
+  engineConformanceCapabilities,
+} from './engine-conformance/engine-conformance-capability.js';
 export { describeGuestApiCases } from './engine-conformance/guest-api-cases.js';
 export { describeHostCleanupCases } from './engine-conformance/host-cleanup-cases.js';
 export { describeResultPlacementCases } from './engine-conformance/result-placement-cases.js';

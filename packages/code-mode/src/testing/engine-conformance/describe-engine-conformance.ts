@@ -38,7 +38,9 @@ export interface DescribeEngineConformanceOptions extends EngineConformanceOptio
  * The engine conformance suite (vitest): everything code mode promises, run end to end against
  * one engine with real hosts, the real broker and the real tool pipeline. Every engine, ours and
  * third parties', calls it from a test file. `groups` runs part of it, such as while an engine
- * is being written; an engine ships passing all of it. See docs/guides/custom-engine.md.
+ * is being written; an engine ships passing all of it. `capabilities` says what the engine can do
+ * of what some cases need; a case it cannot do is reported as skipped, with the reason in its
+ * name. See docs/guides/custom-engine.md.
  *
  * @example
  * ```ts
@@ -47,6 +49,8 @@ export interface DescribeEngineConformanceOptions extends EngineConformanceOptio
  *
  * describeEngineConformance({ engine: quickjsEngine });
  * describeEngineConformance({ engine: quickjsEngine, groups: ['guest-api', 'control-operations'] });
+ * // An engine that cannot bound a guest's memory itself lists no 'guest-memory-limit'.
+ * describeEngineConformance({ engine: myEngine, capabilities: [] });
  * ```
  */
 export function describeEngineConformance(options: DescribeEngineConformanceOptions): void {

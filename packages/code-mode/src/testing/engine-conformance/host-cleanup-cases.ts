@@ -5,6 +5,7 @@ import { leftoverEntries } from '../../open-code-mode-session.js';
 import { descendantProcesses } from '../child-processes.js';
 import type { ConformanceContext } from './conformance-context.js';
 import { delay, foreverTool, Gate, killQuietly } from './conformance-fixtures.js';
+import { itUnless } from './conformance-requirement.js';
 
 /**
  * The conformance cases for hosts and cleanup: no process, workspace or host outlives its program or session.
@@ -15,8 +16,10 @@ export function describeHostCleanupCases(context: ConformanceContext): void {
   describe('hosts and cleanup', () => {
     // Killing the host from outside needs a host process; the thread placement has none (its
     // workers are threads of this process), so there the case is skipped and says why.
-    it.skipIf(placement !== 'process')(
-      `reports a host killed from outside, never runs the tool twice, and starts a fresh host next${placement === 'process' ? '' : ' (skipped: the thread placement has no host process to kill)'}`,
+    const hostReason =
+      placement === 'thread' ? 'the thread placement has no host process to kill' : undefined;
+    itUnless(hostReason)(
+      'reports a host killed from outside, never runs the tool twice, and starts a fresh host next',
       async () => {
         const started = new Gate();
         // The call stays in flight until the test has killed the host, however long finding
@@ -34,7 +37,8 @@ export function describeHostCleanupCases(context: ConformanceContext): void {
             return runs;
           },
         });
-        const { session } = await open({ tools: [counted], prewarm: false, observationWindowMs: 5_000 });
+        const test = await open({ tools: [counted], prewarm: false, observationWindowMs: 5_000 });
+        const { session } = test;
         const observing = session.execute('await tools.counted({})');
         await started.opened;
         // Other short-lived children (an engine's start-up checks) may come and go meanwhile:
@@ -53,6 +57,10 @@ export function describeHostCleanupCases(context: ConformanceContext): void {
         await delay(400);
         expect(runs).toBe(1);
         expect((await session.execute('"fresh"')).value).toBe('fresh');
+        // The killed host's workspace, and everything of the fresh one, end with the session.
+        await session.close();
+        expect(await descendantProcesses()).toEqual([]);
+        expect(await leftoverEntries(test.workspaceRoot)).toEqual([]);
       },
     );
 

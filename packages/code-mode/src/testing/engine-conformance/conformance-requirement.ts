@@ -1,0 +1,34 @@
+import { it } from 'vitest';
+import type { ConformanceContext } from './conformance-context.js';
+
+/** A case's body, as `it` takes it. */
+type CaseBody = () => Promise<void> | void;
+
+/**
+ * Registers a conformance case, or, when `skipReason` says why it cannot run with this engine
+ * or here, registers it skipped with the reason in its name (`… (skipped: <reason>)`), so a
+ * report shows every case the suite has and why any did not run.
+ */
+export function itUnless(
+  skipReason: string | undefined,
+): (name: string, body: CaseBody, timeoutMs?: number) => void {
+  return (name, body, timeoutMs) => {
+    if (skipReason === undefined) it(name, body, timeoutMs);
+    else it.skip(`${name} (skipped: ${skipReason})`, body, timeoutMs);
+  };
+}
+
+/**
+ * Why a case that needs a guest's memory bounded cannot run, or `undefined` when it can: the
+ * engine lists `'guest-memory-limit'`, or the sandbox enforces a memory limit on the host (not in
+ * the thread placement, whose workers share this process and no sandbox).
+ */
+export async function unboundedMemoryReason(context: ConformanceContext): Promise<string | undefined> {
+  if (context.capabilities.has('guest-memory-limit')) return undefined;
+  if (context.placement === 'thread') {
+    return "the engine does not list 'guest-memory-limit', and the thread placement has no sandbox to bound memory";
+  }
+  const sandbox = await context.sandboxCapabilities();
+  if (sandbox?.memoryLimit === true) return undefined;
+  return `the engine does not list 'guest-memory-limit', and sandbox '${context.sandboxName}' enforces no memory limit here`;
+}
