@@ -10,7 +10,7 @@ import Type from 'typebox';
 import { codeModeFigures } from './code-mode.js';
 import { coldStartFigures } from './cold-start.js';
 import { engineFigures } from './engines.js';
-import { hostCostFigures } from './host-cpu.js';
+import { hostCostFigures, roundTripComparison } from './host-cpu.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { sandboxFigures } from './sandbox.js';
@@ -58,6 +58,7 @@ printTable([
 ]);
 for (const row of hostCost.cpu)
   console.log(`${row.name}: ${row.hostCpuMs.toFixed(1)} ms (${row.programs} programs)`);
+for (const line of roundTripComparison(hostCost.trips)) console.log(line);
 for (const line of coldStart.modules) console.log(`modules loaded by ${line}`);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,

@@ -18,13 +18,16 @@ const hostSnapshotStamp = packageFile('dist/host.blob.json');
 export const packageManifest = packageFile('package.json');
 
 /**
- * V8 starts wasm on its baseline compiler and re-compiles hot functions with its optimising one.
- * A host serves one program, and at the default threshold V8 starts optimising QuickJS's
- * interpreter while the host is still starting, which cost several times the CPU of the rest of
- * the start. With this threshold only a program that computes for a long while gets optimised.
- * A startup snapshot holds V8's flags, so it is built with these too.
+ * QuickJS's wasm runs on V8's baseline compiler (Liftoff) only. With dynamic tiering V8 recompiles
+ * a hot function with its optimising compiler, and QuickJS's interpreter function is so large that
+ * it counts as hot after about a hundred tool calls even at the highest budget V8 accepts: every
+ * fresh host that served such a program paid that compile (several times the CPU of the calls
+ * around it) and never lived long enough to profit. Tool round trips, short programs and session
+ * hosts measure the same or better without it; a program computing for seconds runs slower (see
+ * docs/decisions/2026-12-05-fresh-host-round-trip.md). A startup snapshot holds V8's flags, so it
+ * is built with these too.
  */
-export const hostV8Options = Object.freeze(['--wasm-tiering-budget=2000000000']);
+export const hostV8Options = Object.freeze(['--liftoff-only']);
 
 /** What a snapshot fits: Node refuses to start from one built by another binary or with other V8 flags. */
 export interface SnapshotStamp {
