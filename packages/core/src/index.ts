@@ -33,13 +33,23 @@ export {
   CancelledError,
   CleanupError,
   ConfigurationError,
+  type ConfigurationErrorCode,
+  type ConfigurationErrorFacts,
+  type CoreErrorCode,
   DeadlineExceededError,
   GhostError,
+  type GhostErrorCode,
+  type GhostErrorInit,
   type GhostErrorOptions,
   ModelError,
+  type ModelErrorCode,
+  markErrorClass,
+  type PluginErrorCode,
+  type RunErrorCode,
   RunStateError,
   SandboxUnavailableError,
   ToolError,
+  type ToolErrorCode,
   ToolResultInvalidError,
   ToolSourceError,
   ToolTimeoutError,
@@ -140,4 +150,5 @@ export {
 export { Usage, type UsageInit } from './usage.js';
 // Plugin packages (code mode's `defineEngine`) check a plugin's shape with the registry's own rules.
 export { type PluginOrigin, validatePlugin } from './validate-plugin.js';
-export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';
+export { Workspace, type WorkspaceOptions } from './workspace.js';
+export { WorkspaceClosedError } from './workspace-closed-error.js';

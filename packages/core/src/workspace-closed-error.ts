@@ -1,0 +1,17 @@
+import { GhostError, type GhostErrorInit, markErrorClass } from './ghost-error.js';
+
+/** A closed {@link Workspace} was asked for its directory. */
+export class WorkspaceClosedError extends GhostError {
+  static {
+    markErrorClass(WorkspaceClosedError, 'WorkspaceClosedError');
+  }
+
+  declare readonly code: 'WORKSPACE_CLOSED';
+
+  constructor(
+    message = 'This workspace is closed and its directory removed: create a new Workspace for new work.',
+    init: GhostErrorInit<'WORKSPACE_CLOSED'> = {},
+  ) {
+    super(message, { ...init, code: 'WORKSPACE_CLOSED' });
+  }
+}
