@@ -144,12 +144,10 @@ export class GhostError extends Error {
    * installed copy of Ghost. A subclass that was not given {@link markErrorClass} falls back to
    * `instanceof`.
    */
-  static isInstance<T extends GhostError>(
-    this: abstract new (
-      ...args: never[]
-    ) => T,
+  static isInstance<T extends abstract new (...args: never[]) => GhostError>(
+    this: T,
     value: unknown,
-  ): value is T {
+  ): value is InstanceType<T> {
     if (typeof value !== 'object' || value === null) return false;
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on
     const identity = identityOf(this);

@@ -96,7 +96,7 @@ export function modelErrorFromAnthropic(error: unknown, phase: FailurePhase): Mo
   }
   const reason = error instanceof Error ? error.message : String(error);
   return new ModelError(`${providerName} failed: ${reason}`, {
-    details: { provider: providerName },
+    provider: providerName,
     cause: error,
   });
 }

@@ -35,7 +35,7 @@ export function checkClientSettings(settings: ClientSettings, flavour: ClientFla
   if (typeof (settings.client as { withOptions?: unknown }).withOptions !== 'function') {
     throw new ConfigurationError(
       `${flavour.factoryName}({ client }) takes a client made with new OpenAI(...) from the openai package (version 6 or 7).`,
-      { code: 'PROVIDER_OPTION_INVALID', details: { option: 'client' } },
+      { code: 'PROVIDER_OPTION_INVALID', option: 'client' },
     );
   }
   const conflicting = clientOnlyOptions.filter((option) => settings[option] !== undefined);

@@ -112,7 +112,8 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
       `bubblewrap could not start the sandbox: ${detail}. Run ghost-doctor to see what this machine enforces and what is missing.`,
       {
         cause: error,
-        details: { backend: 'bwrap', command: plan.command },
+        backend: 'bwrap',
+        command: plan.command,
       },
     );
   }
