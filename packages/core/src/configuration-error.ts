@@ -16,6 +16,7 @@ export type ConfigurationErrorCode =
   | 'OPTION_UNKNOWN'
   | 'PLUGIN_NAME_INVALID'
   | 'REGISTRY_OPTION_INVALID'
+  | 'RUNTIME_CLOSED'
   | 'RUNTIME_OPTION_INVALID'
   | 'RUNTIME_OPTION_UNKNOWN'
   | 'TELEMETRY_INVALID'
@@ -33,6 +34,8 @@ export interface ConfigurationErrorFacts {
   readonly option?: string;
   /** The options that exist, when `option` is not one of them. */
   readonly known?: readonly string[];
+  /** The options that cannot be given together with `option`. */
+  readonly conflicting?: readonly string[];
   /** The tool whose definition is wrong. */
   readonly tool?: string;
   /** The model reference that could not be read, such as `'openai'` without a model id. */
@@ -64,6 +67,8 @@ export class ConfigurationError extends GhostError {
   readonly option: string | undefined;
   /** The options that exist, when `option` is not one of them. */
   readonly known: readonly string[] | undefined;
+  /** The options that cannot be given together with `option`. */
+  readonly conflicting: readonly string[] | undefined;
   /** The tool whose definition is wrong. */
   readonly tool: string | undefined;
   /** The model reference that could not be read. */
@@ -79,6 +84,7 @@ export class ConfigurationError extends GhostError {
     super(message, { ...init, code: init.code ?? 'CONFIGURATION_INVALID' });
     this.option = init.option;
     this.known = init.known;
+    this.conflicting = init.conflicting;
     this.tool = init.tool;
     this.reference = init.reference;
     this.path = init.path;

@@ -23,6 +23,8 @@ export interface ModelErrorFacts {
   readonly provider?: string;
   /** The provider's own request id, for its support. */
   readonly requestId?: string;
+  /** The provider's own name for the failure, such as `overloaded_error`. */
+  readonly errorType?: string;
 }
 
 /** What a model error's constructor takes: the usual error options and the facts of the failed request. */
@@ -53,12 +55,15 @@ export class ModelError extends GhostError {
   readonly provider: string | undefined;
   /** The provider's own request id, for its support. */
   readonly requestId: string | undefined;
+  /** The provider's own name for the failure, such as `overloaded_error`. */
+  readonly errorType: string | undefined;
 
   constructor(message: string, init: ModelErrorInit = {}) {
     super(message, { ...init, code: init.code ?? 'MODEL_FAILED' });
     this.statusCode = init.statusCode;
     this.provider = init.provider;
     this.requestId = init.requestId;
+    this.errorType = init.errorType;
   }
 
   /** Whether the same request may succeed if sent again (rate limits, unavailable providers). */

@@ -21,7 +21,6 @@ import {
 } from './plugin.js';
 import {
   PluginAlreadyRegisteredError,
-  type PluginErrorFacts,
   PluginInvalidError,
   PluginLoadError,
   PluginNotFoundError,

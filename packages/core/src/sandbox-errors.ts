@@ -12,6 +12,8 @@ export type SandboxUnavailableErrorInit = GhostErrorInit<'SANDBOX_UNAVAILABLE'> 
   readonly systemErrorCode?: string | undefined;
   /** The spawn-spec options the backend cannot honour here, such as `network` or `memoryBytes`. */
   readonly unsupported?: readonly string[];
+  /** The file or directory the backend could not prepare, such as the workspace. */
+  readonly path?: string;
 };
 
 /**
@@ -34,6 +36,8 @@ export class SandboxUnavailableError extends GhostError {
   readonly systemErrorCode: string | undefined;
   /** The spawn-spec options the backend cannot honour here, such as `network` or `memoryBytes`. */
   readonly unsupported: readonly string[] | undefined;
+  /** The file or directory the backend could not prepare, such as the workspace. */
+  readonly path: string | undefined;
 
   constructor(message: string, init: SandboxUnavailableErrorInit = {}) {
     super(message, { ...init, code: 'SANDBOX_UNAVAILABLE' });
@@ -42,5 +46,6 @@ export class SandboxUnavailableError extends GhostError {
     this.command = init.command;
     this.systemErrorCode = init.systemErrorCode;
     this.unsupported = init.unsupported;
+    this.path = init.path;
   }
 }

@@ -115,7 +115,7 @@ function streamErrorEvent(error: InstanceType<typeof Anthropic.APIError>): Model
   const init = {
     provider: providerName,
     ...(requestId ? { requestId } : {}),
-    details: { errorType: type },
+    errorType: type,
     cause: error,
   };
   const said = `${providerName}'s stream reported ${type}: ${message}.`;

@@ -42,7 +42,7 @@ export function checkClientSettings(settings: ClientSettings, flavour: ClientFla
   if (conflicting.length > 0) {
     throw new ConfigurationError(
       `${flavour.factoryName}() got a client and ${conflicting.join(', ')}: configure those on the client you pass (new OpenAI({ ... })), or leave the client out.`,
-      { code: 'PROVIDER_OPTION_CONFLICT', details: { options: conflicting } },
+      { code: 'PROVIDER_OPTION_CONFLICT', option: 'client', conflicting },
     );
   }
 }

@@ -134,7 +134,7 @@ async function handOverWorkspace(
   } catch (error) {
     throw new SandboxUnavailableError(
       `The bwrap sandbox could not give the workspace ${plan.workspace} to uid ${identity.uid}, gid ${identity.gid}, the identity programs run as when the parent is root: ${(error as Error).message}. Use a workspace on a filesystem that allows chown (not one mounted with root squashing).`,
-      { cause: error, details: { backend: 'bwrap', workspace: plan.workspace } },
+      { cause: error, backend: 'bwrap', path: plan.workspace },
     );
   }
 }

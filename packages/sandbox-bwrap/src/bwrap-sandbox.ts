@@ -226,7 +226,7 @@ function requireUsable(
   const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
   throw new ConfigurationError(
     `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Let others ${needed} it (chmod o+${grant}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
-    { details: { [field]: path, uid: identity.uid, gid: identity.gid } },
+    { option: field, path },
   );
 }
 

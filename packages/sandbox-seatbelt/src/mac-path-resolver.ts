@@ -163,7 +163,7 @@ function requireMacPath(path: string, field: string): string {
   if (bytes > largestMacPathBytes) {
     throw new ConfigurationError(
       `The spawn spec's ${field} is ${bytes} bytes long once resolved; macOS accepts at most ${largestMacPathBytes}. Use a shorter path.`,
-      { details: { field, bytes } },
+      { option: field },
     );
   }
   return path;

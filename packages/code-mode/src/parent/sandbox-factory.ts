@@ -79,7 +79,7 @@ export function checkSpareHosts(value: unknown, where: string): number | undefin
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 64) {
     throw new CodeModeConfigurationError(
       `${where}: spareHosts is how many engine hosts to keep started ahead, a whole number from 0 to 64 (default ${defaultSpareHosts}).`,
-      { details: { option: 'spareHosts' } },
+      { option: 'spareHosts' },
     );
   }
   return value;
