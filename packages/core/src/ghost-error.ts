@@ -59,7 +59,7 @@ function identityOf(errorClass: object): ErrorClassIdentity | undefined {
  * ```ts
  * export class InvoiceMissingError extends GhostError {
  *   static {
- *     markErrorClass(None, 'InvoiceMissingError');
+ *     markErrorClass(InvoiceMissingError, 'InvoiceMissingError');
  *   }
  *   declare readonly code: 'INVOICE_MISSING';
  *   constructor(message: string) {
