@@ -46,6 +46,7 @@ export class AgUiRequestError extends GhostError {
     markErrorClass(AgUiRequestError, 'AgUiRequestError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: AgUiErrorCode | (string & {});
   /** The HTTP status of the answer, such as 400 or 413. */
   readonly status: number;

@@ -51,6 +51,7 @@ export class CodeModeConfigurationError extends ConfigurationError {
     markErrorClass(CodeModeConfigurationError, 'CodeModeConfigurationError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: CodeModeConfigurationErrorCode;
   /** The limit that is unknown or out of range, such as `sourceBytes`. */
   readonly limit: string | undefined;
@@ -86,6 +87,7 @@ export class CodeModeStateError extends ToolError {
     markErrorClass(CodeModeStateError, 'CodeModeStateError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'CODE_MODE_STATE_INVALID';
 
   constructor(message: string, init: GhostErrorInit<'CODE_MODE_STATE_INVALID'> = {}) {
@@ -99,6 +101,7 @@ export class CodeModeSourceTooLargeError extends ToolError {
     markErrorClass(CodeModeSourceTooLargeError, 'CodeModeSourceTooLargeError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'CODE_MODE_SOURCE_TOO_LARGE';
   /** The program's size in bytes (UTF-8). */
   readonly sourceBytes: number | undefined;
@@ -127,6 +130,7 @@ export class CodeModeHostError extends GhostError {
     markErrorClass(CodeModeHostError, 'CodeModeHostError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'CODE_MODE_HOST_FAILED';
 
   constructor(message: string, init: GhostErrorInit<'CODE_MODE_HOST_FAILED'> = {}) {

@@ -21,6 +21,7 @@ export class CleanupError extends GhostError {
     markErrorClass(CleanupError, 'CleanupError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'CLEANUP_FAILED';
   /** The directory that could not be removed, when one could not. */
   readonly directory: string | undefined;

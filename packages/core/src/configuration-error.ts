@@ -62,6 +62,7 @@ export class ConfigurationError extends GhostError {
     markErrorClass(ConfigurationError, 'ConfigurationError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: ConfigurationErrorCode | (string & {});
   /** The option (or spawn-spec field) that is wrong, such as `maxTurns`. */
   readonly option: string | undefined;

@@ -48,6 +48,7 @@ export class ModelError extends GhostError {
     markErrorClass(ModelError, 'ModelError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: ModelErrorCode | (string & {});
   /** The HTTP status the provider answered with, when there was one. */
   readonly statusCode: number | undefined;
@@ -109,6 +110,7 @@ export class ModelRateLimitError extends ModelError {
     this.#isRetryable = init.isRetryable ?? true;
   }
 
+  /** True unless the provider said a retry cannot help. */
   override get isRetryable(): boolean {
     return this.#isRetryable;
   }
@@ -156,6 +158,7 @@ export class ModelUnavailableError extends ModelError {
     this.#isRetryable = init.isRetryable ?? true;
   }
 
+  /** True unless the provider said a retry cannot help. */
   override get isRetryable(): boolean {
     return this.#isRetryable;
   }

@@ -32,6 +32,7 @@ export class PluginInvalidError extends ConfigurationError {
     markErrorClass(PluginInvalidError, 'PluginInvalidError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_INVALID';
   /** The plugin's kind, as the plugin declared it. */
   readonly kind: unknown;
@@ -78,6 +79,7 @@ export class PluginVersionError extends ConfigurationError {
     markErrorClass(PluginVersionError, 'PluginVersionError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_VERSION_UNSUPPORTED';
   /** The plugin's kind. */
   readonly kind: unknown;
@@ -112,6 +114,7 @@ export class PluginAlreadyRegisteredError extends ConfigurationError {
     markErrorClass(PluginAlreadyRegisteredError, 'PluginAlreadyRegisteredError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_ALREADY_REGISTERED';
   /** The plugin's kind. */
   readonly kind: unknown;
@@ -131,6 +134,7 @@ export class PluginNotFoundError extends ConfigurationError {
     markErrorClass(PluginNotFoundError, 'PluginNotFoundError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_NOT_FOUND';
   /** The kind asked for. */
   readonly kind: unknown;
@@ -162,6 +166,7 @@ export class PluginNotInstalledError extends ConfigurationError {
     markErrorClass(PluginNotInstalledError, 'PluginNotInstalledError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_NOT_INSTALLED';
   /** The plugin's kind. */
   readonly kind: unknown;
@@ -184,6 +189,7 @@ export class PluginLoadError extends ConfigurationError {
     markErrorClass(PluginLoadError, 'PluginLoadError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'PLUGIN_LOAD_FAILED';
   /** The plugin's kind. */
   readonly kind: unknown;

@@ -14,6 +14,7 @@ export class CancelledError extends GhostError {
     markErrorClass(CancelledError, 'CancelledError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'RUN_CANCELLED';
 
   constructor(message = 'The run was cancelled.', init: GhostErrorInit<'RUN_CANCELLED'> = {}) {
@@ -27,6 +28,7 @@ export class DeadlineExceededError extends GhostError {
     markErrorClass(DeadlineExceededError, 'DeadlineExceededError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'RUN_DEADLINE_EXCEEDED';
 
   constructor(message = 'The run reached its deadline.', init: GhostErrorInit<'RUN_DEADLINE_EXCEEDED'> = {}) {
@@ -40,6 +42,7 @@ export class AgentInterjectionError extends GhostError {
     markErrorClass(AgentInterjectionError, 'AgentInterjectionError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'AGENT_INTERJECTION_UNAVAILABLE';
 
   constructor(message: string, init: GhostErrorInit<'AGENT_INTERJECTION_UNAVAILABLE'> = {}) {
@@ -53,6 +56,7 @@ export class AgentLimitError extends GhostError {
     markErrorClass(AgentLimitError, 'AgentLimitError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'AGENT_LIMIT_REACHED';
   /** The `maxTurns` limit the run reached. */
   readonly maxTurns: number | undefined;
@@ -72,6 +76,7 @@ export class RunStateError extends GhostError {
     markErrorClass(RunStateError, 'RunStateError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'RUN_STATE_INVALID';
 
   constructor(message: string, init: GhostErrorInit<'RUN_STATE_INVALID'> = {}) {

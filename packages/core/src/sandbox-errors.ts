@@ -25,6 +25,7 @@ export class SandboxUnavailableError extends GhostError {
     markErrorClass(SandboxUnavailableError, 'SandboxUnavailableError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'SANDBOX_UNAVAILABLE';
   /** The sandbox backend that cannot contain the program, such as `bwrap`. */
   readonly backend: string | undefined;

@@ -18,6 +18,7 @@ export class ToolError extends GhostError {
     markErrorClass(ToolError, 'ToolError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'TOOL_ERROR' | (string & {});
 
   constructor(message: string, init: GhostErrorInit<'TOOL_ERROR' | (string & {})> = {}) {
@@ -34,6 +35,7 @@ export class ToolTimeoutError extends GhostError {
     markErrorClass(ToolTimeoutError, 'ToolTimeoutError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'TOOL_TIMEOUT';
 
   constructor(message: string, init: GhostErrorInit<'TOOL_TIMEOUT'> = {}) {
@@ -47,6 +49,7 @@ export class ToolResultInvalidError extends GhostError {
     markErrorClass(ToolResultInvalidError, 'ToolResultInvalidError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'TOOL_RESULT_INVALID';
 
   constructor(message: string, init: GhostErrorInit<'TOOL_RESULT_INVALID'> = {}) {
@@ -71,6 +74,7 @@ export class ToolSourceError extends GhostError {
     markErrorClass(ToolSourceError, 'ToolSourceError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'TOOL_SOURCE_FAILED';
   /** The tool source that failed. */
   readonly source: string | undefined;

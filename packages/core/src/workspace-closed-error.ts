@@ -6,6 +6,7 @@ export class WorkspaceClosedError extends GhostError {
     markErrorClass(WorkspaceClosedError, 'WorkspaceClosedError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'WORKSPACE_CLOSED';
 
   constructor(

@@ -13,6 +13,7 @@ export class IsolatedVmUnavailableError extends GhostError {
     markErrorClass(IsolatedVmUnavailableError, 'IsolatedVmUnavailableError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'ENGINE_V8_UNAVAILABLE';
   /** The engine that cannot run, `v8`. */
   readonly engine: string | undefined;

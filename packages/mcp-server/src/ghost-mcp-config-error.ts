@@ -39,6 +39,7 @@ export class GhostMcpConfigError extends ConfigurationError {
     markErrorClass(GhostMcpConfigError, 'GhostMcpConfigError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: GhostMcpConfigErrorCode;
   /** The key the config has that Ghost does not know. */
   readonly key: string | undefined;

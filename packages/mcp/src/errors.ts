@@ -29,6 +29,7 @@ export class McpConfigurationError extends ConfigurationError {
     markErrorClass(McpConfigurationError, 'McpConfigurationError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'MCP_CONFIGURATION_INVALID';
 
   constructor(message: string, init: ConfigurationErrorInit<'MCP_CONFIGURATION_INVALID'> = {}) {
@@ -45,6 +46,7 @@ export class McpConnectionError extends GhostError {
     markErrorClass(McpConnectionError, 'McpConnectionError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'MCP_CONNECTION_FAILED';
   /** The MCP server's name. */
   readonly server: string | undefined;
@@ -68,6 +70,7 @@ export class McpServerClosedError extends ToolError {
     markErrorClass(McpServerClosedError, 'McpServerClosedError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'MCP_SERVER_CLOSED';
   /** The MCP server's name. */
   readonly server: string | undefined;
@@ -88,6 +91,7 @@ export class McpLimitError extends ToolError {
     markErrorClass(McpLimitError, 'McpLimitError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'MCP_LIMIT_EXCEEDED';
   /** The MCP server's name. */
   readonly server: string | undefined;
@@ -108,6 +112,7 @@ export class McpToolError extends ToolError {
     markErrorClass(McpToolError, 'McpToolError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'TOOL_ERROR';
   /** The MCP server's name, when the server answered with an error. */
   readonly server: string | undefined;

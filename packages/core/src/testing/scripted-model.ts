@@ -33,6 +33,7 @@ export class ScriptedModelError extends GhostError {
     markErrorClass(ScriptedModelError, 'ScriptedModelError');
   }
 
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'SCRIPTED_MODEL_MISMATCH';
 
   constructor(message: string, init: GhostErrorInit<'SCRIPTED_MODEL_MISMATCH'> = {}) {
