@@ -87,7 +87,7 @@ export function createPrlimitSandbox(options: PrlimitSandboxOptions = {}): Sandb
       const prlimit = await findPrlimit();
       if (prlimit === undefined) {
         throw new SandboxUnavailableError('The prlimit backend cannot run here: call detect() to see why.', {
-          details: { backend: 'prlimit' },
+          backend: 'prlimit',
         });
       }
       const plan = planSandboxSpawn(spec, { name: 'prlimit', capabilities: prlimitCapabilities });
@@ -96,7 +96,7 @@ export function createPrlimitSandbox(options: PrlimitSandboxOptions = {}): Sandb
       await access(plan.command, constants.X_OK).catch((error: unknown) => {
         throw new SandboxUnavailableError(
           `The prlimit backend cannot run ${plan.command}: ${(error as Error).message}. Check that it exists and is executable.`,
-          { cause: error, details: { backend: 'prlimit', command: plan.command } },
+          { cause: error, backend: 'prlimit', command: plan.command },
         );
       });
       plan.signal?.throwIfAborted();

@@ -56,7 +56,7 @@ function checkOptions(options: AgUiHandlerOptions): number {
         `agUiHandler() has no option '${key}'. Known options: ${[...optionKeys].join(', ')}.`,
         {
           code: 'OPTION_UNKNOWN',
-          details: { option: key },
+          option: key,
         },
       );
     }
@@ -78,6 +78,13 @@ function checkOptions(options: AgUiHandlerOptions): number {
   return maxBodyBytes;
 }
 
+/** The facts of a refusal the body carries: its fields and any `details` it was given, but not its status. */
+function bodyDetails(error: AgUiRequestError): Record<string, unknown> | undefined {
+  // The status is the answer's, not a fact of the body.
+  const { status, ...facts } = error.details ?? {};
+  return Object.keys(facts).length === 0 ? undefined : facts;
+}
+
 function sendError(
   response: ServerResponse,
   error: AgUiRequestError,
@@ -87,11 +94,12 @@ function sendError(
     response.end();
     return;
   }
+  const details = bodyDetails(error);
   const body = JSON.stringify({
     error: {
       code: error.code,
       message: error.message,
-      ...(error.details === undefined ? {} : { details: error.details }),
+      ...(details === undefined ? {} : { details }),
     },
   });
   response.writeHead(error.status, {

@@ -12,7 +12,12 @@ export {
   type AgUiRunRequest,
   agUiHandler,
 } from './ag-ui-handler.js';
-export { AgUiRequestError } from './ag-ui-request-error.js';
+export {
+  type AgUiErrorCode,
+  AgUiRequestError,
+  type AgUiRequestErrorInit,
+  type AgUiRequestProblem,
+} from './ag-ui-request-error.js';
 export {
   type ConversationFromAgUiOptions,
   conversationFromAgUi,

@@ -53,7 +53,7 @@ function readBody(request: IncomingMessage, maxBodyBytes: number): Promise<Buffe
 function tooLarge(maxBodyBytes: number): AgUiRequestError {
   return new AgUiRequestError(
     `The request body is larger than ${maxBodyBytes} bytes; send a shorter thread, or raise the handler's maxBodyBytes.`,
-    { status: 413, code: 'AG_UI_REQUEST_TOO_LARGE', details: { maxBodyBytes } },
+    { status: 413, code: 'AG_UI_REQUEST_TOO_LARGE', maxBodyBytes },
   );
 }
 
@@ -96,7 +96,7 @@ export async function readRunAgentInput(
         ? ` (and ${result.error.issues.length - shownProblems} more)`
         : '';
     throw new AgUiRequestError(`The request is not an AG-UI RunAgentInput: ${listed}${more}.`, {
-      details: { problems },
+      problems,
     });
   }
   return result.data as RunAgentInput;

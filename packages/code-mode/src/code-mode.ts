@@ -74,7 +74,7 @@ function checkOptions(options: unknown, where: string): CodeModeOptions {
     if (!(optionNames as readonly string[]).includes(key)) {
       throw new CodeModeConfigurationError(
         `${where} has no option '${key}'. Known options: ${optionNames.join(', ')}.`,
-        { code: 'CODE_MODE_OPTION_UNKNOWN', details: { option: key } },
+        { code: 'CODE_MODE_OPTION_UNKNOWN', option: key },
       );
     }
   }
@@ -137,13 +137,13 @@ function splitTools(
     if (!names.has(name) && !hasToolSources) {
       throw new CodeModeConfigurationError(
         `${where}: except names '${name}', which is not one of the agent's tools (${[...names].join(', ') || 'none'}).`,
-        { code: 'CODE_MODE_EXCEPT_UNKNOWN', details: { tool: name } },
+        { code: 'CODE_MODE_EXCEPT_UNKNOWN', tool: name },
       );
     }
     if (controlToolNames.has(name)) {
       throw new CodeModeConfigurationError(
         `${where}: a model-facing tool cannot be named '${name}': exec, wait and stop are code mode's controls. Rename the tool.`,
-        { code: 'CODE_MODE_TOOL_NAME_RESERVED', details: { tool: name } },
+        { code: 'CODE_MODE_TOOL_NAME_RESERVED', tool: name },
       );
     }
   }

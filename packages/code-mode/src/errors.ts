@@ -1,4 +1,45 @@
-import { ConfigurationError, GhostError, type GhostErrorOptions, ToolError } from '@ghost/core';
+import {
+  ConfigurationError,
+  type ConfigurationErrorInit,
+  GhostError,
+  type GhostErrorInit,
+  markErrorClass,
+  ToolError,
+} from '@ghost/core';
+
+/** The codes of a {@link CodeModeConfigurationError}. */
+export type CodeModeConfigurationErrorCode =
+  | 'CODE_MODE_CONFIGURATION_INVALID'
+  | 'CODE_MODE_OPTION_UNKNOWN'
+  | 'CODE_MODE_LIMIT_UNKNOWN'
+  | 'CODE_MODE_LIMIT_INVALID'
+  | 'CODE_MODE_EXCEPT_UNKNOWN'
+  | 'CODE_MODE_TOOL_NAME_RESERVED'
+  | 'CODE_MODE_TOOL_NAME_COLLISION'
+  | 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED';
+
+/** Every code an error thrown by `@ghost/code-mode` itself can carry (see `docs/errors.md`). */
+export type CodeModeErrorCode =
+  | CodeModeConfigurationErrorCode
+  | 'CODE_MODE_STATE_INVALID'
+  | 'CODE_MODE_SOURCE_TOO_LARGE'
+  | 'CODE_MODE_HOST_FAILED';
+
+/** What {@link CodeModeConfigurationError}'s constructor takes besides the message. */
+export type CodeModeConfigurationErrorInit = ConfigurationErrorInit<CodeModeConfigurationErrorCode> & {
+  /** The limit that is unknown or out of range, such as `sourceBytes`. */
+  readonly limit?: string;
+  /** The largest value the limit accepts. */
+  readonly maximum?: number;
+  /** The `tools.<identifier>` name a tool would get in programs. */
+  readonly identifier?: string;
+  /** The tools whose names collide. */
+  readonly tools?: readonly string[];
+  /** The placement that cannot be used with the sandbox. */
+  readonly placement?: string;
+  /** The sandbox the placement cannot be used with. */
+  readonly sandbox?: string;
+};
 
 /**
  * A code-mode setting is wrong: an unknown limit, a reserved or colliding tool name, an unknown
@@ -6,8 +47,33 @@ import { ConfigurationError, GhostError, type GhostErrorOptions, ToolError } fro
  * when its run starts for settings that come from the runtime.
  */
 export class CodeModeConfigurationError extends ConfigurationError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'CODE_MODE_CONFIGURATION_INVALID', ...options });
+  static {
+    markErrorClass(CodeModeConfigurationError, 'CodeModeConfigurationError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: CodeModeConfigurationErrorCode;
+  /** The limit that is unknown or out of range, such as `sourceBytes`. */
+  readonly limit: string | undefined;
+  /** The largest value the limit accepts. */
+  readonly maximum: number | undefined;
+  /** The `tools.<identifier>` name a tool would get in programs. */
+  readonly identifier: string | undefined;
+  /** The tools whose names collide. */
+  readonly tools: readonly string[] | undefined;
+  /** The placement that cannot be used with the sandbox. */
+  readonly placement: string | undefined;
+  /** The sandbox the placement cannot be used with. */
+  readonly sandbox: string | undefined;
+
+  constructor(message: string, init: CodeModeConfigurationErrorInit = {}) {
+    super(message, { ...init, code: init.code ?? 'CODE_MODE_CONFIGURATION_INVALID' });
+    this.limit = init.limit;
+    this.maximum = init.maximum;
+    this.identifier = init.identifier;
+    this.tools = init.tools;
+    this.placement = init.placement;
+    this.sandbox = init.sandbox;
   }
 }
 
@@ -17,15 +83,41 @@ export class CodeModeConfigurationError extends ConfigurationError {
  * the session closed. It is a `ToolError`, so the model reads the message and can recover.
  */
 export class CodeModeStateError extends ToolError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'CODE_MODE_STATE_INVALID', ...options });
+  static {
+    markErrorClass(CodeModeStateError, 'CodeModeStateError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'CODE_MODE_STATE_INVALID';
+
+  constructor(message: string, init: GhostErrorInit<'CODE_MODE_STATE_INVALID'> = {}) {
+    super(message, { ...init, code: 'CODE_MODE_STATE_INVALID' });
   }
 }
 
 /** The program's source is larger than `limits.sourceBytes`; nothing was started. */
 export class CodeModeSourceTooLargeError extends ToolError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'CODE_MODE_SOURCE_TOO_LARGE', ...options });
+  static {
+    markErrorClass(CodeModeSourceTooLargeError, 'CodeModeSourceTooLargeError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'CODE_MODE_SOURCE_TOO_LARGE';
+  /** The program's size in bytes (UTF-8). */
+  readonly sourceBytes: number | undefined;
+  /** The `limits.sourceBytes` it went over. */
+  readonly limit: number | undefined;
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<'CODE_MODE_SOURCE_TOO_LARGE'> & {
+      readonly sourceBytes?: number;
+      readonly limit?: number;
+    } = {},
+  ) {
+    super(message, { ...init, code: 'CODE_MODE_SOURCE_TOO_LARGE' });
+    this.sourceBytes = init.sourceBytes;
+    this.limit = init.limit;
   }
 }
 
@@ -34,7 +126,14 @@ export class CodeModeSourceTooLargeError extends ToolError {
  * the engine is broken, not the program. The message says what happened.
  */
 export class CodeModeHostError extends GhostError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'CODE_MODE_HOST_FAILED', ...options });
+  static {
+    markErrorClass(CodeModeHostError, 'CodeModeHostError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'CODE_MODE_HOST_FAILED';
+
+  constructor(message: string, init: GhostErrorInit<'CODE_MODE_HOST_FAILED'> = {}) {
+    super(message, { ...init, code: 'CODE_MODE_HOST_FAILED' });
   }
 }

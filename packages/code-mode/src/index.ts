@@ -43,6 +43,9 @@ export {
 } from './engine.js';
 export {
   CodeModeConfigurationError,
+  type CodeModeConfigurationErrorCode,
+  type CodeModeConfigurationErrorInit,
+  type CodeModeErrorCode,
   CodeModeHostError,
   CodeModeSourceTooLargeError,
   CodeModeStateError,

@@ -76,7 +76,7 @@ export function checkCodeModeLimits(limits: unknown, where: string): Partial<Cod
     if (!(limitNames as string[]).includes(key)) {
       throw new CodeModeConfigurationError(
         `${where}: code mode has no limit '${key}'. Known limits: ${limitNames.join(', ')}.`,
-        { code: 'CODE_MODE_LIMIT_UNKNOWN', details: { limit: key } },
+        { code: 'CODE_MODE_LIMIT_UNKNOWN', limit: key },
       );
     }
     const isWhole = !fractionalLimits.has(key as keyof CodeModeLimits);
@@ -88,14 +88,14 @@ export function checkCodeModeLimits(limits: unknown, where: string): Partial<Cod
     ) {
       throw new CodeModeConfigurationError(
         `${where}: limits.${key} is ${String(value)}; use a ${isWhole ? 'whole number' : 'number'} greater than 0.`,
-        { code: 'CODE_MODE_LIMIT_INVALID', details: { limit: key } },
+        { code: 'CODE_MODE_LIMIT_INVALID', limit: key },
       );
     }
     const maximum = limitMaximums[key as keyof CodeModeLimits];
     if (maximum !== undefined && value > maximum) {
       throw new CodeModeConfigurationError(
         `${where}: limits.${key} is ${formatBytes(value)}; it can be at most ${formatBytes(maximum)} (32 MiB), which keeps every protocol frame under its 64 MiB cap.`,
-        { code: 'CODE_MODE_LIMIT_INVALID', details: { limit: key, maximum } },
+        { code: 'CODE_MODE_LIMIT_INVALID', limit: key, maximum },
       );
     }
   }

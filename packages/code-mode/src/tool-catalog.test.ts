@@ -155,6 +155,7 @@ describe('ToolCatalog.fromTools', () => {
       expect(error.message).toBe(
         `${where}: tool '${name}' would be tools.${name}, a name code mode reserves. Rename the tool, or keep it model-facing by listing it in \`except\`.`,
       );
+      expect([error.tool, error.identifier]).toEqual([name, name]);
       expect(error.details).toEqual({ tool: name, identifier: name });
     }
   });
@@ -175,6 +176,7 @@ describe('ToolCatalog.fromTools', () => {
     expect(error.message).toBe(
       `${where}: tools '${first}' and '${second}' would both be tools.${identifier}. Rename one of them, or keep one model-facing by listing it in \`except\`.`,
     );
+    expect([error.tools, error.identifier]).toEqual([[first, second], identifier]);
     expect(error.details).toEqual({ tools: [first, second], identifier });
   });
 

@@ -159,7 +159,7 @@ export class ToolCatalog {
       if (reservedIdentifiers.has(identifier)) {
         throw new CodeModeConfigurationError(
           `${where}: tool '${tool.name}' would be tools.${identifier}, a name code mode reserves. Rename the tool, or keep it model-facing by listing it in \`except\`.`,
-          { code: 'CODE_MODE_TOOL_NAME_RESERVED', details: { tool: tool.name, identifier } },
+          { code: 'CODE_MODE_TOOL_NAME_RESERVED', tool: tool.name, identifier },
         );
       }
       const earlier = byIdentifier.get(identifier);
@@ -170,7 +170,8 @@ export class ToolCatalog {
             : `${where}: tools '${earlier.name}' and '${tool.name}' would both be tools.${identifier}. Rename one of them, or keep one model-facing by listing it in \`except\`.`;
         throw new CodeModeConfigurationError(message, {
           code: 'CODE_MODE_TOOL_NAME_COLLISION',
-          details: { tools: [earlier.name, tool.name], identifier },
+          tools: [earlier.name, tool.name],
+          identifier,
         });
       }
       byIdentifier.set(identifier, tool);

@@ -277,7 +277,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       if (turn >= loop.limits.maxTurns) {
         throw new AgentLimitError(
           `Agent '${loop.agentName}' used all ${loop.limits.maxTurns} turns without a final answer; raise limits.maxTurns or narrow the task.`,
-          { details: { maxTurns: loop.limits.maxTurns } },
+          { maxTurns: loop.limits.maxTurns },
         );
       }
       turn += 1;

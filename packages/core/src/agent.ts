@@ -164,7 +164,7 @@ function rejectUnknownKeys(value: object, known: Set<string>, where: string): vo
         `${where} has no option '${key}'. Known options: ${[...known].join(', ')}.`,
         {
           code: 'OPTION_UNKNOWN',
-          details: { option: key },
+          option: key,
         },
       );
     }
@@ -439,7 +439,7 @@ function checkRecord<Value extends object>(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigurationError(`Agent '${agentName}' ${option} must be an object.`, {
       code: 'AGENT_OPTION_INVALID',
-      details: { option },
+      option,
     });
   }
   return value;

@@ -1,5 +1,5 @@
 import type { ModelV1 } from './model.js';
-import { PluginInvalidError, PluginVersionError } from './plugin-errors.js';
+import { type PluginErrorFacts, PluginInvalidError, PluginVersionError } from './plugin-errors.js';
 import { versionAdvice } from './specification-version.js';
 
 /**
@@ -9,7 +9,7 @@ import { versionAdvice } from './specification-version.js';
 export function checkModel(
   model: unknown,
   subject: string,
-  details: Record<string, unknown> = {},
+  facts: PluginErrorFacts = {},
 ): asserts model is ModelV1 {
   const specificationVersion =
     typeof model === 'object' && model !== null
@@ -18,10 +18,10 @@ export function checkModel(
   if (specificationVersion !== 'model-v1') {
     throw new PluginVersionError(
       `${subject} implements specification '${String(specificationVersion)}', but this @ghost/core supports 'model-v1'. ${versionAdvice(String(specificationVersion), 'model-v1', undefined)}`,
-      { details: { ...details, specificationVersion, supportedVersion: 'model-v1' } },
+      { ...facts, specificationVersion, supportedVersion: 'model-v1' },
     );
   }
   if (typeof (model as { stream?: unknown }).stream !== 'function') {
-    throw new PluginInvalidError(`${subject} has no stream() method.`, { details });
+    throw new PluginInvalidError(`${subject} has no stream() method.`, facts);
   }
 }

@@ -56,7 +56,7 @@ export function checkContractAdapter(adapter: unknown): asserts adapter is Contr
   ) {
     throw new PluginInvalidError(
       `A contract adapter needs kind ('engine', 'sandbox' or 'model'), from and to (two different specification versions, such as 'engine-v1' and 'engine-v2') and an adapt(plugin) function; got ${describe(adapter)}.`,
-      { details: { kind, from, to } },
+      { kind, adapterFrom: from, adapterTo: to },
     );
   }
 }
@@ -106,14 +106,14 @@ function applyAdapter(
   } catch (error) {
     throw new PluginInvalidError(
       `${label} implements '${adapter.from}', and the contract adapter ${step} failed on it: ${String(error)}. Use a release of the plugin built for '${currentSpecificationVersions[kind]}'.`,
-      { details: { kind, name, from: adapter.from, to: adapter.to }, cause: error },
+      { kind, pluginName: name, adapterFrom: adapter.from, adapterTo: adapter.to, cause: error },
     );
   }
   const result = (typeof adapted === 'object' && adapted !== null ? adapted : {}) as Record<string, unknown>;
   if (result.kind !== kind || result.name !== name || result.specificationVersion !== adapter.to) {
     throw new PluginInvalidError(
       `The contract adapter ${step} returned no '${adapter.to}' ${kind} plugin named '${String(name)}' for ${label}: an adapter must keep the kind and name and set specificationVersion to '${adapter.to}'.`,
-      { details: { kind, name, from: adapter.from, to: adapter.to } },
+      { kind, pluginName: name, adapterFrom: adapter.from, adapterTo: adapter.to },
     );
   }
   return result;

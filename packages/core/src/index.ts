@@ -32,16 +32,30 @@ export {
   AgentLimitError,
   CancelledError,
   CleanupError,
+  type CleanupErrorInit,
   ConfigurationError,
+  type ConfigurationErrorCode,
+  type ConfigurationErrorFacts,
+  type ConfigurationErrorInit,
+  type CoreErrorCode,
   DeadlineExceededError,
   GhostError,
+  type GhostErrorCode,
+  type GhostErrorInit,
   type GhostErrorOptions,
   ModelError,
+  type ModelErrorCode,
+  markErrorClass,
+  type PluginErrorCode,
+  type RunErrorCode,
   RunStateError,
   SandboxUnavailableError,
+  type SandboxUnavailableErrorInit,
   ToolError,
+  type ToolErrorCode,
   ToolResultInvalidError,
   ToolSourceError,
+  type ToolSourceErrorInit,
   ToolTimeoutError,
 } from './errors.js';
 export type { JsonObject, JsonValue } from './json.js';
@@ -74,6 +88,7 @@ export {
   ModelContentFilterError,
   ModelContextOverflowError,
   type ModelErrorFacts,
+  type ModelErrorInit,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
@@ -140,4 +155,5 @@ export {
 export { Usage, type UsageInit } from './usage.js';
 // Plugin packages (code mode's `defineEngine`) check a plugin's shape with the registry's own rules.
 export { type PluginOrigin, validatePlugin } from './validate-plugin.js';
-export { Workspace, WorkspaceClosedError, type WorkspaceOptions } from './workspace.js';
+export { Workspace, type WorkspaceOptions } from './workspace.js';
+export { WorkspaceClosedError } from './workspace-closed-error.js';

@@ -81,9 +81,8 @@ export function modelErrorFromHttp(failure: ProviderHttpFailure): ModelError {
     });
   }
   return new ModelError(`${said}. Check the request options (model id, provider options).`, {
+    ...init,
     code: 'MODEL_REQUEST_REJECTED',
-    details: init,
-    ...(cause !== undefined ? { cause } : {}),
   });
 }
 

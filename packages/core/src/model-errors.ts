@@ -1,4 +1,19 @@
-import { type GhostErrorOptions, ModelError } from './errors.js';
+import { GhostError, type GhostErrorInit, markErrorClass } from './ghost-error.js';
+
+/**
+ * The codes `@ghost/core`'s model errors carry. Providers may give these classes codes of their
+ * own (such as `MODEL_API_KEY_MISSING`), so each class's `code` is open beyond this union.
+ */
+export type ModelErrorCode =
+  | 'MODEL_FAILED'
+  | 'MODEL_REQUEST_REJECTED'
+  | 'MODEL_AUTHENTICATION_FAILED'
+  | 'MODEL_RATE_LIMITED'
+  | 'MODEL_CONTEXT_OVERFLOW'
+  | 'MODEL_CONTENT_FILTERED'
+  | 'MODEL_UNAVAILABLE'
+  | 'MODEL_RESPONSE_INVALID'
+  | 'OUTPUT_INVALID';
 
 /** What every model error can say about the failed request, besides its message. */
 export interface ModelErrorFacts {
@@ -8,27 +23,54 @@ export interface ModelErrorFacts {
   readonly provider?: string;
   /** The provider's own request id, for its support. */
   readonly requestId?: string;
+  /** The provider's own name for the failure, such as `overloaded_error`. */
+  readonly errorType?: string;
 }
 
 /** What a model error's constructor takes: the usual error options and the facts of the failed request. */
-export type ModelErrorInit = Partial<GhostErrorOptions> & ModelErrorFacts;
+export type ModelErrorInit = GhostErrorInit<ModelErrorCode | (string & {})> & ModelErrorFacts;
 
-function detailsOf(init: ModelErrorInit): Record<string, unknown> {
-  const { statusCode, provider, requestId } = init;
-  return {
-    ...init.details,
-    ...(statusCode !== undefined ? { statusCode } : {}),
-    ...(provider !== undefined ? { provider } : {}),
-    ...(requestId !== undefined ? { requestId } : {}),
-  };
-}
+/** What the constructors of the errors a retry may cure take: a model error's, and what the provider said about retrying. */
+export type RetryableModelErrorInit = ModelErrorInit & {
+  /** How long the provider asked to wait before the next request. */
+  readonly retryAfterMs?: number;
+  /** `false` records that the provider said a retry cannot help (an exhausted quota also answers 429). */
+  readonly isRetryable?: boolean;
+};
 
-function baseOptions(init: ModelErrorInit, code: string): Partial<GhostErrorOptions> {
-  return {
-    code: init.code ?? code,
-    details: detailsOf(init),
-    ...(init.cause !== undefined ? { cause: init.cause } : {}),
-  };
+/**
+ * The model failed or broke its contract (a stream error, a malformed part). Ends the run as
+ * `failed`. Providers throw its subclasses (`ModelRateLimitError`, ...); `isRetryable` says
+ * whether trying the same request again may succeed.
+ */
+export class ModelError extends GhostError {
+  static {
+    markErrorClass(ModelError, 'ModelError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: ModelErrorCode | (string & {});
+  /** The HTTP status the provider answered with, when there was one. */
+  readonly statusCode: number | undefined;
+  /** The provider, such as `openai`, when known. */
+  readonly provider: string | undefined;
+  /** The provider's own request id, for its support. */
+  readonly requestId: string | undefined;
+  /** The provider's own name for the failure, such as `overloaded_error`. */
+  readonly errorType: string | undefined;
+
+  constructor(message: string, init: ModelErrorInit = {}) {
+    super(message, { ...init, code: init.code ?? 'MODEL_FAILED' });
+    this.statusCode = init.statusCode;
+    this.provider = init.provider;
+    this.requestId = init.requestId;
+    this.errorType = init.errorType;
+  }
+
+  /** Whether the same request may succeed if sent again (rate limits, unavailable providers). */
+  get isRetryable(): boolean {
+    return false;
+  }
 }
 
 /**
@@ -36,10 +78,12 @@ function baseOptions(init: ModelErrorInit, code: string): Partial<GhostErrorOpti
  * the environment variable or option to set. Never retried.
  */
 export class ModelAuthenticationError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelAuthenticationError, 'ModelAuthenticationError');
+  }
+
   constructor(message: string, init: ModelErrorInit = {}) {
-    super(message, baseOptions(init, 'MODEL_AUTHENTICATION_FAILED'));
-    this.statusCode = init.statusCode;
+    super(message, { ...init, code: init.code ?? 'MODEL_AUTHENTICATION_FAILED' });
   }
 }
 
@@ -48,43 +92,49 @@ export class ModelAuthenticationError extends ModelError {
  * unless the provider said a retry cannot help.
  */
 export class ModelRateLimitError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelRateLimitError, 'ModelRateLimitError');
+  }
+
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
   readonly #isRetryable: boolean;
-  override get isRetryable(): boolean {
-    return this.#isRetryable;
-  }
+
   /**
    * `init.isRetryable: false` records that the provider said a retry cannot help (an exhausted
    * quota also answers 429).
    */
-  constructor(
-    message: string,
-    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
-  ) {
-    super(message, baseOptions(init, 'MODEL_RATE_LIMITED'));
-    this.statusCode = init.statusCode;
+  constructor(message: string, init: RetryableModelErrorInit = {}) {
+    super(message, { ...init, code: init.code ?? 'MODEL_RATE_LIMITED' });
     this.retryAfterMs = init.retryAfterMs;
     this.#isRetryable = init.isRetryable ?? true;
+  }
+
+  /** True unless the provider said a retry cannot help. */
+  override get isRetryable(): boolean {
+    return this.#isRetryable;
   }
 }
 
 /** The conversation no longer fits the model's context window. Shorten it or pick a larger model. */
 export class ModelContextOverflowError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelContextOverflowError, 'ModelContextOverflowError');
+  }
+
   constructor(message: string, init: ModelErrorInit = {}) {
-    super(message, baseOptions(init, 'MODEL_CONTEXT_OVERFLOW'));
-    this.statusCode = init.statusCode;
+    super(message, { ...init, code: init.code ?? 'MODEL_CONTEXT_OVERFLOW' });
   }
 }
 
 /** The provider's content filter refused the request or stopped the answer. */
 export class ModelContentFilterError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelContentFilterError, 'ModelContentFilterError');
+  }
+
   constructor(message: string, init: ModelErrorInit = {}) {
-    super(message, baseOptions(init, 'MODEL_CONTENT_FILTERED'));
-    this.statusCode = init.statusCode;
+    super(message, { ...init, code: init.code ?? 'MODEL_CONTENT_FILTERED' });
   }
 }
 
@@ -93,22 +143,24 @@ export class ModelContentFilterError extends ModelError {
  * out. Retried, unless the provider said a retry cannot help.
  */
 export class ModelUnavailableError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelUnavailableError, 'ModelUnavailableError');
+  }
+
   /** How long the provider asked to wait before the next request, when it said. */
   readonly retryAfterMs: number | undefined;
   readonly #isRetryable: boolean;
-  override get isRetryable(): boolean {
-    return this.#isRetryable;
-  }
+
   /** `init.isRetryable: false` records that the provider said a retry cannot help. */
-  constructor(
-    message: string,
-    init: ModelErrorInit & { readonly retryAfterMs?: number; readonly isRetryable?: boolean } = {},
-  ) {
-    super(message, baseOptions(init, 'MODEL_UNAVAILABLE'));
-    this.statusCode = init.statusCode;
+  constructor(message: string, init: RetryableModelErrorInit = {}) {
+    super(message, { ...init, code: init.code ?? 'MODEL_UNAVAILABLE' });
     this.retryAfterMs = init.retryAfterMs;
     this.#isRetryable = init.isRetryable ?? true;
+  }
+
+  /** True unless the provider said a retry cannot help. */
+  override get isRetryable(): boolean {
+    return this.#isRetryable;
   }
 }
 
@@ -117,10 +169,12 @@ export class ModelUnavailableError extends ModelError {
  * order, a stream that ended without finishing, or a request the provider rejected as invalid.
  */
 export class ModelResponseError extends ModelError {
-  readonly statusCode: number | undefined;
+  static {
+    markErrorClass(ModelResponseError, 'ModelResponseError');
+  }
+
   constructor(message: string, init: ModelErrorInit = {}) {
-    super(message, baseOptions(init, 'MODEL_RESPONSE_INVALID'));
-    this.statusCode = init.statusCode;
+    super(message, { ...init, code: init.code ?? 'MODEL_RESPONSE_INVALID' });
   }
 }
 
@@ -129,21 +183,18 @@ export class ModelResponseError extends ModelError {
  * `text` is what it answered; `problems` say where it went wrong.
  */
 export class OutputValidationError extends ModelError {
+  static {
+    markErrorClass(OutputValidationError, 'OutputValidationError');
+  }
+
   /** The model's last answer. */
   readonly text: string;
   /** Each mismatch, as `path: message`. */
   readonly problems: readonly string[];
-  constructor(
-    message: string,
-    init: Partial<GhostErrorOptions> & { text?: string; problems?: readonly string[] } = {},
-  ) {
-    const problems = init.problems ?? [];
-    super(message, {
-      code: init.code ?? 'OUTPUT_INVALID',
-      details: { ...init.details, problems },
-      ...(init.cause !== undefined ? { cause: init.cause } : {}),
-    });
+
+  constructor(message: string, init: ModelErrorInit & { text?: string; problems?: readonly string[] } = {}) {
+    super(message, { ...init, code: init.code ?? 'OUTPUT_INVALID' });
     this.text = init.text ?? '';
-    this.problems = problems;
+    this.problems = init.problems ?? [];
   }
 }

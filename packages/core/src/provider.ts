@@ -10,7 +10,16 @@
  * @packageDocumentation
  */
 
+// The code unions, so a provider's own codes sit beside the ones its errors may carry.
+export type { ConfigurationErrorCode } from './configuration-error.js';
+export type { CoreErrorCode } from './core-error-code.js';
 export { ModelError } from './errors.js';
+export {
+  GhostError,
+  type GhostErrorCode,
+  type GhostErrorInit,
+  type GhostErrorOptions,
+} from './ghost-error.js';
 export type {
   JsonSchema,
   ModelOutputFormat,
@@ -33,11 +42,13 @@ export {
   ModelAuthenticationError,
   ModelContentFilterError,
   ModelContextOverflowError,
+  type ModelErrorCode,
   type ModelErrorFacts,
   type ModelErrorInit,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
+  type RetryableModelErrorInit,
 } from './model-errors.js';
 export {
   type ModelRetryPolicy,
@@ -45,3 +56,6 @@ export {
   retryAfterMilliseconds,
   retryModelRequest,
 } from './model-retry.js';
+export type { PluginErrorCode } from './plugin-errors.js';
+export type { RunErrorCode } from './run-errors.js';
+export type { ToolErrorCode } from './tool-errors.js';

@@ -78,7 +78,7 @@ function parseModelReference(reference: string): { providerName: string; modelId
   if (colon <= 0 || colon === reference.length - 1) {
     throw new ConfigurationError(
       `Model ${JSON.stringify(reference)} needs a provider and a model id separated by a colon, such as 'openai:gpt-5'.`,
-      { code: 'MODEL_REFERENCE_INVALID', details: { reference } },
+      { code: 'MODEL_REFERENCE_INVALID', reference },
     );
   }
   return { providerName: reference.slice(0, colon), modelId: reference.slice(colon + 1) };
@@ -153,14 +153,14 @@ export class Registry {
     if (plugin.kind === 'sandbox' && plugin.name === nativeSandboxName) {
       throw new PluginInvalidError(
         `Sandbox name '${nativeSandboxName}' is reserved: it always means bwrap on Linux and seatbelt on macOS. Give your backend another name.`,
-        { details: { kind: plugin.kind, name: plugin.name } },
+        { kind: plugin.kind, pluginName: plugin.name },
       );
     }
     const plugins = this.#plugins[plugin.kind] as Map<string, Plugin>;
     if (plugins.has(plugin.name)) {
       throw new PluginAlreadyRegisteredError(
         `${pluginLabel(plugin.kind, plugin.name)} is already registered: register each name once, or give this one another name.`,
-        { details: { kind: plugin.kind, name: plugin.name } },
+        { kind: plugin.kind, pluginName: plugin.name },
       );
     }
     plugins.set(plugin.name, plugin);
@@ -180,14 +180,14 @@ export class Registry {
     if (typeof name !== 'string' || !pluginNamePattern.test(name)) {
       throw new PluginInvalidError(
         `A model name must start with a letter or digit and hold only letters, digits, '.', '_' or '-' (no colon), got ${JSON.stringify(name)}.`,
-        { details: { kind: 'model', name } },
+        { kind: 'model', pluginName: name },
       );
     }
     checkModel(model, `Model '${name}'`);
     if (this.#namedModels.has(name)) {
       throw new PluginAlreadyRegisteredError(
         `Model '${name}' is already registered: register each name once, or give this one another name.`,
-        { details: { kind: 'model', name } },
+        { kind: 'model', pluginName: name },
       );
     }
     this.#namedModels.set(name, model);
@@ -224,14 +224,15 @@ export class Registry {
       const names = [...this.#namedModels.keys()];
       throw new ConfigurationError(
         `Model ${JSON.stringify(reference)} is not a registered model name (${names.length === 0 ? 'none are registered' : `registered: ${names.join(', ')}`}) and has no provider: write 'provider:model', such as 'openai:gpt-5'.`,
-        { code: 'MODEL_REFERENCE_INVALID', details: { reference } },
+        { code: 'MODEL_REFERENCE_INVALID', reference },
       );
     }
     const { providerName, modelId } = parseModelReference(reference);
     const provider = await this.modelProvider(providerName);
     const model: unknown = provider.languageModel(modelId);
     checkModel(model, `Model provider '${providerName}' returned a model for '${modelId}' that`, {
-      name: providerName,
+      kind: 'model',
+      pluginName: providerName,
       modelId,
     });
     return model as ModelV1;
@@ -276,14 +277,14 @@ export class Registry {
       if (isMissingPackage(error, packageName)) throw this.#notInstalled(kind, name, packageName, error);
       throw new PluginLoadError(
         `${pluginLabel(kind, name)} could not be loaded from ${packageName}: ${String(error)}. Reinstall the package, or check that its dependencies are installed.`,
-        { details: { kind, name, packageName }, cause: error },
+        { kind, pluginName: name, packageName, cause: error },
       );
     }
     const hasDefault = typeof namespace === 'object' && namespace !== null && 'default' in namespace;
     if (!hasDefault) {
       throw new PluginInvalidError(
         `${packageName} has no default export: a Ghost plugin package exports its plugin, or a function returning it, as default.`,
-        { details: { kind, name, packageName } },
+        { kind, pluginName: name, packageName },
       );
     }
     let plugin: unknown = (namespace as { default: unknown }).default;
@@ -294,7 +295,9 @@ export class Registry {
         throw new PluginLoadError(
           `${pluginLabel(kind, name)} from ${packageName} failed to start: ${String(error)}`,
           {
-            details: { kind, name, packageName },
+            kind,
+            pluginName: name,
+            packageName,
             cause: error,
           },
         );
@@ -304,7 +307,7 @@ export class Registry {
     if (adapted.name !== name) {
       throw new PluginInvalidError(
         `${packageName} provides ${kindNoun(kind)} named '${adapted.name}', but Ghost loaded it for '${name}'. Install a matching release of ${packageName}.`,
-        { details: { kind, name, providedName: adapted.name, packageName } },
+        { kind, pluginName: name, providedName: adapted.name, packageName },
       );
     }
     this.#add(adapted);
@@ -322,7 +325,7 @@ export class Registry {
       : ` Ghost looks for it from the current directory (${process.cwd()}); if it is installed elsewhere, start the process there or pass importModule: (specifier) => import(specifier).`;
     return new PluginNotInstalledError(
       `${pluginLabel(kind, name)} needs the package ${packageName}, which is not installed. Install it: ${installCommand(packageName)}.${where}`,
-      { details: { kind, name, packageName }, cause },
+      { kind, pluginName: name, packageName, cause },
     );
   }
 
@@ -334,7 +337,7 @@ export class Registry {
       names.length === 0 ? 'none' : names.map((each) => `'${each}'`).join(', ');
     return new PluginNotFoundError(
       `No ${kindLabel(kind).toLowerCase()} is named '${name}'. Registered: ${list(registered)}. Built in: ${list(builtin)}. Register it with createRuntime({ ${kind === 'model' ? 'models' : `${kind}s`}: [...] }) or use one of these names.`,
-      { details: { kind, name, registered, builtin } },
+      { kind, pluginName: name, registered, builtin },
     );
   }
 }
@@ -344,6 +347,6 @@ function nativeSandboxFor(platform: NodeJS.Platform): string {
   if (platform === 'darwin') return 'seatbelt';
   throw new SandboxUnavailableError(
     `Sandbox 'native' is not supported on ${platform}: Ghost has native sandboxes only for Linux (bubblewrap) and macOS (seatbelt). Run on one of those; name sandbox 'unrestricted' explicitly only if you accept running programs with no containment.`,
-    { details: { platform } },
+    { platform },
   );
 }

@@ -50,7 +50,7 @@ export class RunTools {
         const message = reason instanceof Error ? reason.message : String(reason);
         failure = new ToolSourceError(
           `Agent '${agentName}' could not open its tool source '${source.name}': ${message}`,
-          { cause: reason, details: { source: source.name } },
+          { cause: reason, source: source.name },
         );
       }
     }
@@ -98,14 +98,14 @@ function merge(plain: readonly Tool[], sources: readonly OpenSource[]): Readonly
     for (const tool of opened.tools) {
       if (tool?.kind !== 'tool') {
         throw new ToolSourceError(`Tool source '${source.name}' gave a tool not made with defineTool().`, {
-          details: { source: source.name },
+          source: source.name,
         });
       }
       const earlier = owner.get(tool.name);
       if (earlier !== undefined) {
         throw new ToolSourceError(
           `Tool '${tool.name}' of tool source '${source.name}' has the name of a tool of ${earlier === 'the agent' ? 'the agent' : `tool source '${earlier}'`}; tool names must be unique, so rename one of them.`,
-          { details: { source: source.name, tool: tool.name } },
+          { source: source.name, tool: tool.name },
         );
       }
       byName.set(tool.name, tool);

@@ -92,7 +92,7 @@ const pluginLists = [
 ] as const satisfies readonly { option: keyof RuntimeOptions; kind: PluginKind }[];
 
 function invalidOption(message: string, option: string): ConfigurationError {
-  return new ConfigurationError(message, { code: 'RUNTIME_OPTION_INVALID', details: { option } });
+  return new ConfigurationError(message, { code: 'RUNTIME_OPTION_INVALID', option });
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
@@ -110,7 +110,7 @@ function checkOptionNames(options: unknown): asserts options is RuntimeOptions {
     if (!(optionNames as readonly string[]).includes(key)) {
       throw new ConfigurationError(
         `createRuntime() has no option '${key}'. Known options: ${optionNames.join(', ')}.`,
-        { code: 'RUNTIME_OPTION_UNKNOWN', details: { option: key, known: optionNames } },
+        { code: 'RUNTIME_OPTION_UNKNOWN', option: key, known: optionNames },
       );
     }
   }

@@ -123,7 +123,7 @@ export function defineTool<Input extends TObject, Output>(
   if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     throw new ConfigurationError(
       `Tool name ${JSON.stringify(name)} is invalid: use 1 to 64 letters, digits, '_' or '-'.`,
-      { code: 'TOOL_NAME_INVALID', details: { name } },
+      { code: 'TOOL_NAME_INVALID', tool: name },
     );
   }
   if (typeof description !== 'string') {
@@ -138,7 +138,7 @@ export function defineTool<Input extends TObject, Output>(
   if (typeof inputSchema !== 'object' || inputSchema === null || inputSchema.type !== 'object') {
     throw new ConfigurationError(
       `Tool '${name}' must take an object schema as input, such as Type.Object({ query: Type.String() }).`,
-      { code: 'TOOL_INPUT_SCHEMA_INVALID', details: { name } },
+      { code: 'TOOL_INPUT_SCHEMA_INVALID', tool: name },
     );
   }
   if (typeof definition.execute !== 'function') {

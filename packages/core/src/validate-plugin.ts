@@ -34,7 +34,7 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
   if (typeof value !== 'object' || value === null) {
     throw new PluginInvalidError(
       `Expected a plugin object${from} with kind, name and specificationVersion, got ${value === null ? 'null' : typeof value}.`,
-      { details: { packageName: origin.packageName } },
+      { packageName: origin.packageName },
     );
   }
   const candidate = value as Record<string, unknown>;
@@ -42,19 +42,19 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
   if (!isPluginKind(kind)) {
     throw new PluginInvalidError(
       `Plugin${from} has kind ${JSON.stringify(kind)}: use 'engine', 'sandbox' or 'model'.`,
-      { details: { kind, packageName: origin.packageName } },
+      { kind, packageName: origin.packageName },
     );
   }
   if (origin.kind !== undefined && kind !== origin.kind) {
     throw new PluginInvalidError(
       `Expected ${kindNoun(origin.kind)} plugin${from}, got a plugin of kind '${kind}'.`,
-      { details: { kind, expectedKind: origin.kind, packageName: origin.packageName } },
+      { kind, expectedKind: origin.kind, packageName: origin.packageName },
     );
   }
   if (typeof name !== 'string' || !pluginNamePattern.test(name)) {
     throw new PluginInvalidError(
       `${kindLabel(kind)} name ${JSON.stringify(name)}${from} is invalid: use letters, digits, '.', '_' or '-', starting with a letter or digit.`,
-      { details: { kind, name, packageName: origin.packageName } },
+      { kind, pluginName: name, packageName: origin.packageName },
     );
   }
   const supported = currentSpecificationVersions[kind];
@@ -63,27 +63,28 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
     throw new PluginVersionError(
       `${pluginLabel(kind, name)}${from} implements specification '${found}', but this @ghost/core supports '${supported}'. ${versionAdvice(found, supported, origin.packageName)}`,
       {
-        details: {
-          kind,
-          name,
-          specificationVersion,
-          supportedVersion: supported,
-          packageName: origin.packageName,
-        },
+        kind,
+        pluginName: name,
+        specificationVersion,
+        supportedVersion: supported,
+        packageName: origin.packageName,
       },
     );
   }
   for (const method of requiredMethods[kind]) {
     if (typeof candidate[method] !== 'function') {
       throw new PluginInvalidError(`${pluginLabel(kind, name)}${from} has no ${method}() method.`, {
-        details: { kind, name, method, packageName: origin.packageName },
+        kind,
+        pluginName: name,
+        method,
+        packageName: origin.packageName,
       });
     }
   }
   if (kind === 'sandbox' && !Array.isArray(candidate.platforms)) {
     throw new PluginInvalidError(
       `${pluginLabel(kind, name)}${from} needs platforms, the list of platforms it supports, such as ['linux'].`,
-      { details: { kind, name, packageName: origin.packageName } },
+      { kind, pluginName: name, packageName: origin.packageName },
     );
   }
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CleanupError, ConfigurationError } from './errors.js';
-import { Workspace, WorkspaceClosedError } from './workspace.js';
+import { Workspace } from './workspace.js';
+import { WorkspaceClosedError } from './workspace-closed-error.js';
 
 let root: string;
 

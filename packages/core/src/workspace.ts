@@ -1,22 +1,13 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CleanupError, ConfigurationError, GhostError, type GhostErrorOptions } from './errors.js';
+import { CleanupError, ConfigurationError } from './errors.js';
+import { WorkspaceClosedError } from './workspace-closed-error.js';
 
 /** The options of {@link Workspace}'s constructor. */
 export interface WorkspaceOptions {
   /** The directory the workspace is created in. Default: `os.tmpdir()`. It must already exist. */
   readonly root?: string;
-}
-
-/** A closed {@link Workspace} was asked for its directory. */
-export class WorkspaceClosedError extends GhostError {
-  constructor(
-    message = 'This workspace is closed and its directory removed: create a new Workspace for new work.',
-    options: Partial<GhostErrorOptions> = {},
-  ) {
-    super(message, { code: 'WORKSPACE_CLOSED', ...options });
-  }
 }
 
 const directoryPrefix = 'ghost-run-';
@@ -92,7 +83,7 @@ export class Workspace {
       this.#creating = undefined;
       throw new ConfigurationError(
         `The workspace root ${this.root} does not exist or cannot be read: create it, or set workspaceRoot to an existing directory.`,
-        { code: 'WORKSPACE_ROOT_MISSING', details: { root: this.root }, cause },
+        { code: 'WORKSPACE_ROOT_MISSING', path: this.root, cause },
       );
     }
     try {
@@ -119,7 +110,7 @@ export class Workspace {
       throw new CleanupError(
         `Could not remove the workspace ${directory}: ${String(cause)}. Check its permissions, then call close() again.`,
         {
-          details: { directory },
+          directory,
           cause,
         },
       );

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GhostError, type GhostErrorOptions } from '@ghost/core';
+import { GhostError, type GhostErrorInit, markErrorClass } from '@ghost/core';
 
 /**
  * The V8 engine cannot run here: `isolated-vm` (its peer dependency) is not installed, its
@@ -9,8 +9,21 @@ import { GhostError, type GhostErrorOptions } from '@ghost/core';
  * says which, and what to do.
  */
 export class IsolatedVmUnavailableError extends GhostError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'ENGINE_V8_UNAVAILABLE', ...options });
+  static {
+    markErrorClass(IsolatedVmUnavailableError, 'IsolatedVmUnavailableError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'ENGINE_V8_UNAVAILABLE';
+  /** The engine that cannot run, `v8`. */
+  readonly engine: string | undefined;
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<'ENGINE_V8_UNAVAILABLE'> & { readonly engine?: string } = {},
+  ) {
+    super(message, { ...init, code: 'ENGINE_V8_UNAVAILABLE' });
+    this.engine = init.engine;
   }
 }
 

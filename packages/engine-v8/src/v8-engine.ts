@@ -53,7 +53,7 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
     const problem = await checked;
     if (problem !== undefined) {
       checked = undefined;
-      throw new IsolatedVmUnavailableError(problem, { details: { engine: 'v8' } });
+      throw new IsolatedVmUnavailableError(problem, { engine: 'v8' });
     }
     // The host loads the addon the preflight checked, named here, so the two never disagree (a
     // build for another Node.js beside the host, say).

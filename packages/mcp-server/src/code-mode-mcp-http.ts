@@ -68,7 +68,7 @@ function checkPositiveInteger(value: number | undefined, name: string, allowZero
   if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
     throw new ConfigurationError(
       `listenCodeModeMcpHttp(): ${name} is a whole number ${allowZero ? 'of 0 or more' : 'greater than 0'}, not ${String(value)}.`,
-      { code: 'GHOST_MCP_HTTP_OPTION_INVALID', details: { option: name } },
+      { code: 'GHOST_MCP_HTTP_OPTION_INVALID', option: name },
     );
   }
 }

@@ -114,7 +114,7 @@ function checkOptions(options: CodeModeMcpOptions, where: string): void {
     if (!(optionNames as readonly string[]).includes(key)) {
       throw new CodeModeConfigurationError(
         `${where} has no option '${key}'. Known options: ${optionNames.join(', ')}.`,
-        { code: 'CODE_MODE_OPTION_UNKNOWN', details: { option: key } },
+        { code: 'CODE_MODE_OPTION_UNKNOWN', option: key },
       );
     }
   }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { type CodeModeLimits, type CodeModePlacement, defaultCodeModeLimits } from '@ghost/code-mode';
-import { GhostMcpConfigError } from './ghost-mcp-config-error.js';
+import { GhostMcpConfigError, type GhostMcpConfigErrorCode } from './ghost-mcp-config-error.js';
 
 /** An MCP server `ghost-mcp` starts as a child process and talks to over stdio. */
 export interface GhostMcpStdioServer {
@@ -87,11 +87,12 @@ class ConfigReader {
     this.path = path;
   }
 
-  fail(message: string, code = 'GHOST_MCP_CONFIG_INVALID', details: JsonRecord = {}): never {
-    throw new GhostMcpConfigError(`${this.path}: ${message}`, {
-      code,
-      details: { path: this.path, ...details },
-    });
+  fail(
+    message: string,
+    code: GhostMcpConfigErrorCode = 'GHOST_MCP_CONFIG_INVALID',
+    facts: { readonly key?: string; readonly server?: string } = {},
+  ): never {
+    throw new GhostMcpConfigError(`${this.path}: ${message}`, { code, path: this.path, ...facts });
   }
 
   checkKeys(record: JsonRecord, known: readonly string[], where: string): void {
@@ -106,7 +107,7 @@ class ConfigReader {
     }
   }
 
-  string(value: unknown, where: string, code?: string): string {
+  string(value: unknown, where: string, code?: GhostMcpConfigErrorCode): string {
     if (typeof value !== 'string' || value === '')
       this.fail(`${where} is a non-empty string, not ${describe(value)}.`, code);
     return value;
@@ -116,14 +117,14 @@ class ConfigReader {
     return value === undefined ? undefined : this.string(value, where);
   }
 
-  stringMap(value: unknown, where: string, code?: string): Record<string, string> {
+  stringMap(value: unknown, where: string, code?: GhostMcpConfigErrorCode): Record<string, string> {
     if (!isRecord(value) || Object.values(value).some((entry) => typeof entry !== 'string')) {
       this.fail(`${where} is an object of strings, such as { "NAME": "value" }.`, code);
     }
     return { ...(value as Record<string, string>) };
   }
 
-  stringList(value: unknown, where: string, code?: string): string[] {
+  stringList(value: unknown, where: string, code?: GhostMcpConfigErrorCode): string[] {
     if (!Array.isArray(value) || value.some((entry) => typeof entry !== 'string')) {
       this.fail(`${where} is a list of strings.`, code);
     }
@@ -293,7 +294,7 @@ export async function loadGhostMcpConfig(path: string): Promise<GhostMcpConfig> 
       code === 'ENOENT'
         ? `No config file at ${absolute}. Create it, such as { "servers": { "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] } } }, or pass --config <path>.`
         : `Cannot read the config file ${absolute}: ${(error as Error).message}.`,
-      { code: 'GHOST_MCP_CONFIG_NOT_FOUND', details: { path: absolute }, cause: error },
+      { code: 'GHOST_MCP_CONFIG_NOT_FOUND', path: absolute, cause: error },
     );
   }
   let json: unknown;
@@ -302,7 +303,7 @@ export async function loadGhostMcpConfig(path: string): Promise<GhostMcpConfig> 
   } catch (error) {
     throw new GhostMcpConfigError(
       `${absolute} is not valid JSON: ${(error as Error).message}. Fix the syntax (JSON has no comments or trailing commas).`,
-      { code: 'GHOST_MCP_CONFIG_JSON_INVALID', details: { path: absolute }, cause: error },
+      { code: 'GHOST_MCP_CONFIG_JSON_INVALID', path: absolute, cause: error },
     );
   }
   return parseGhostMcpConfig(json, absolute);

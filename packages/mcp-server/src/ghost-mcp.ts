@@ -45,7 +45,7 @@ export async function startGhostMcp(
     if (tools.length === 0) {
       throw new GhostMcpConfigError(
         `${config.path} names no servers and no toolModules, so programs would have no tools to call. Add an MCP server under "servers".`,
-        { code: 'GHOST_MCP_CONFIG_INVALID', details: { path: config.path } },
+        { code: 'GHOST_MCP_CONFIG_INVALID', path: config.path },
       );
     }
     const codeMode = await prepareCodeModeMcp({

@@ -43,4 +43,9 @@ export {
   loadGhostMcpConfig,
   parseGhostMcpConfig,
 } from './ghost-mcp-config.js';
-export { GhostMcpConfigError } from './ghost-mcp-config-error.js';
+export {
+  GhostMcpConfigError,
+  type GhostMcpConfigErrorCode,
+  type GhostMcpConfigErrorInit,
+  type McpServerErrorCode,
+} from './ghost-mcp-config-error.js';

@@ -24,7 +24,7 @@ export async function importToolModules(paths: readonly string[]): Promise<Tool[
     } catch (error) {
       throw new GhostMcpConfigError(
         `Tool module ${path} could not be imported: ${(error as Error).message}. Check the path in toolModules (relative paths start from the config file's directory).`,
-        { code: 'GHOST_MCP_TOOL_MODULE_INVALID', details: { path }, cause: error },
+        { code: 'GHOST_MCP_TOOL_MODULE_INVALID', path, cause: error },
       );
     }
     const exported = namespace.default;
@@ -32,7 +32,7 @@ export async function importToolModules(paths: readonly string[]): Promise<Tool[
     if (list.length === 0 || !list.every(isTool)) {
       throw new GhostMcpConfigError(
         `Tool module ${path} must export a list of Ghost tools as default: export default [defineTool({ ... })].`,
-        { code: 'GHOST_MCP_TOOL_MODULE_INVALID', details: { path } },
+        { code: 'GHOST_MCP_TOOL_MODULE_INVALID', path },
       );
     }
     tools.push(...list);

@@ -14,8 +14,11 @@
 export {
   McpConfigurationError,
   McpConnectionError,
+  type McpErrorCode,
+  type McpErrorInit,
   McpLimitError,
   McpServerClosedError,
+  McpToolError,
 } from './errors.js';
 export {
   defaultMcpLimits,

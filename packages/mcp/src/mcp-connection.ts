@@ -1,4 +1,4 @@
-import { GhostError, ToolError } from '@ghost/core';
+import { GhostError } from '@ghost/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
@@ -13,7 +13,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { McpConnectionError, McpLimitError, McpServerClosedError } from './errors.js';
+import { McpConnectionError, McpLimitError, McpServerClosedError, McpToolError } from './errors.js';
 import type { ResolvedMcpOptions } from './mcp-options.js';
 import { StdioProcessTransport } from './stdio-process-transport.js';
 
@@ -83,7 +83,7 @@ export class McpConnection {
       const reason = closeReasonOf(transport) ?? cause;
       throw new McpConnectionError(
         `Could not connect to MCP server '${name}': ${describe(reason)}. Check the server's ${this.#options.transport === 'stdio' ? 'command, args, env and cwd' : 'url and headers'}.`,
-        { cause: reason, details: { server: name } },
+        { cause: reason, server: name },
       );
     }
     session = { client, transport };
@@ -206,24 +206,25 @@ export class McpConnection {
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return new McpServerClosedError(
         `MCP server '${name}' closed the connection during ${what}${closeReason ? `: ${closeReason.message}` : ''}. Its tools are unavailable until it is connected again.`,
-        { cause: error, details: { server: name } },
+        { cause: error, server: name },
       );
     }
     if (error instanceof McpError) {
-      return new ToolError(`MCP server '${name}' answered ${what} with an error: ${error.message}`, {
+      return new McpToolError(`MCP server '${name}' answered ${what} with an error: ${error.message}`, {
         cause: error,
-        details: { server: name, mcpCode: error.code },
+        server: name,
+        mcpCode: error.code,
       });
     }
     if (closeReason) {
       return new McpServerClosedError(`MCP server '${name}' is not running: ${closeReason.message}.`, {
         cause: closeReason,
-        details: { server: name },
+        server: name,
       });
     }
-    return new ToolError(`MCP server '${name}' failed during ${what}: ${describe(error)}`, {
+    return new McpToolError(`MCP server '${name}' failed during ${what}: ${describe(error)}`, {
       cause: error,
-      details: { server: name },
+      server: name,
     });
   }
 
@@ -231,9 +232,7 @@ export class McpConnection {
     const { name } = this.#options;
     return new McpServerClosedError(
       `MCP server '${name}' has been closed; connect to it again to use its tools.`,
-      {
-        details: { server: name },
-      },
+      { server: name },
     );
   }
 

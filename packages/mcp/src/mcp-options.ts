@@ -80,7 +80,7 @@ const httpKeys = new Set([...commonKeys, 'url', 'headers']);
 const serverNamePattern = /^[A-Za-z0-9_-]{1,32}$/;
 
 function fail(message: string, option?: string): never {
-  throw new McpConfigurationError(message, option === undefined ? {} : { details: { option } });
+  throw new McpConfigurationError(message, option === undefined ? {} : { option });
 }
 
 function isStringRecord(value: unknown): value is Record<string, string> {

@@ -1,5 +1,6 @@
-import { type Artifact, ToolError, ToolResult } from '@ghost/core';
+import { type Artifact, ToolResult } from '@ghost/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpToolError } from './errors.js';
 
 const extensions: Readonly<Record<string, string>> = {
   'image/png': 'png',
@@ -65,8 +66,8 @@ export function toolResultOf(result: CallToolResult, toolName: string): ToolResu
   }
   const text = texts.join('\n');
   if (result.isError === true) {
-    throw new ToolError(text === '' ? `The MCP tool '${toolName}' failed without saying why.` : text, {
-      details: { toolName },
+    throw new McpToolError(text === '' ? `The MCP tool '${toolName}' failed without saying why.` : text, {
+      tool: toolName,
     });
   }
   const value = result.structuredContent ?? text;

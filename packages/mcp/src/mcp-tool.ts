@@ -57,7 +57,7 @@ export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFacto
     if (earlier !== undefined) {
       throw new McpConnectionError(
         `MCP server '${serverName}' has tools '${earlier}' and '${mcpTool.name}', which both become '${name}'.`,
-        { details: { server: serverName, tool: name } },
+        { server: serverName, tool: name },
       );
     }
     byName.set(name, mcpTool.name);
@@ -65,7 +65,7 @@ export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFacto
     if (depthOf(mcpTool.inputSchema) > maxSchemaDepth || depthOf(mcpTool.outputSchema) > maxSchemaDepth) {
       throw new McpConnectionError(
         `MCP server '${serverName}' offers tool '${mcpName}' with a schema nested deeper than ${maxSchemaDepth} levels, which Ghost refuses.`,
-        { details: { server: serverName, tool: mcpName } },
+        { server: serverName, tool: mcpName },
       );
     }
     try {
@@ -90,7 +90,7 @@ export function toGhostTools(mcpTools: readonly McpTool[], factory: McpToolFacto
     } catch (cause) {
       throw new McpConnectionError(
         `MCP server '${serverName}' offers tool '${mcpName}', which Ghost cannot use: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { cause, details: { server: serverName, tool: mcpName } },
+        { cause, server: serverName, tool: mcpName },
       );
     }
   }

@@ -78,11 +78,11 @@ export function modelErrorFromAISDK(error: unknown, context: AISDKErrorContext):
   ) {
     return new ModelError(
       `${provider} cannot take this request: ${error.message}. Check the messages (image and file parts) and the provider options.`,
-      { code: 'MODEL_REQUEST_REJECTED', details: { provider }, cause: error },
+      { code: 'MODEL_REQUEST_REJECTED', provider, cause: error },
     );
   }
   if (error instanceof Error) {
-    return new ModelError(`${provider} failed: ${error.message}`, { details: { provider }, cause: error });
+    return new ModelError(`${provider} failed: ${error.message}`, { provider, cause: error });
   }
   return modelErrorFromStreamEvent(error, provider);
 }
@@ -96,7 +96,7 @@ function fromAPICallError(
   if (fields.statusCode === undefined) {
     // The AI SDK reports a request that never got an answer (refused connection, reset) this way.
     return fields.isRetryable === false
-      ? new ModelError(`${provider} failed: ${fields.message}`, { details: { provider }, cause: error })
+      ? new ModelError(`${provider} failed: ${fields.message}`, { provider, cause: error })
       : modelConnectionError(provider, error);
   }
   if (fields.statusCode < 400) {

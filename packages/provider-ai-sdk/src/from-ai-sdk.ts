@@ -93,7 +93,7 @@ function checkedVersion(model: AISDKLanguageModel): AISDKSpecificationVersion {
       : ' Use a provider package of a supported line, or a newer @ghost/provider-ai-sdk.';
   throw new ConfigurationError(
     `fromAISDK supports AI SDK language models of specification v2 (ai 5, @ai-sdk/* 2.x), v3 (ai 6, @ai-sdk/* 3.x) and v4 (ai 7, @ai-sdk/* 4.x); model '${model.modelId}' of provider '${model.provider}' has specification ${JSON.stringify(version)}.${upgrade}`,
-    { details: { specificationVersion: version, provider: model.provider, modelId: model.modelId } },
+    { option: 'specificationVersion', provider: model.provider, modelId: model.modelId },
   );
 }
 

@@ -17,7 +17,7 @@ const imageMediaTypes = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/
 function unsupported(problem: string): ModelError {
   return new ModelError(`Anthropic cannot read this message part: ${problem}.`, {
     code: 'MODEL_INPUT_UNSUPPORTED',
-    details: { provider: 'anthropic' },
+    provider: 'anthropic',
   });
 }
 

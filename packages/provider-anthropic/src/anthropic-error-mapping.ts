@@ -96,7 +96,7 @@ export function modelErrorFromAnthropic(error: unknown, phase: FailurePhase): Mo
   }
   const reason = error instanceof Error ? error.message : String(error);
   return new ModelError(`${providerName} failed: ${reason}`, {
-    details: { provider: providerName },
+    provider: providerName,
     cause: error,
   });
 }
@@ -115,7 +115,7 @@ function streamErrorEvent(error: InstanceType<typeof Anthropic.APIError>): Model
   const init = {
     provider: providerName,
     ...(requestId ? { requestId } : {}),
-    details: { errorType: type },
+    errorType: type,
     cause: error,
   };
   const said = `${providerName}'s stream reported ${type}: ${message}.`;

@@ -72,6 +72,6 @@ export function parseProviderOptions(options: JsonObject | undefined): ParsedPro
 function invalidOption(problem: string): ModelError {
   return new ModelError(`providerOptions.anthropic: ${problem}.`, {
     code: 'MODEL_OPTIONS_INVALID',
-    details: { provider: 'anthropic' },
+    provider: 'anthropic',
   });
 }

@@ -79,7 +79,8 @@ const clientOwnedKeys = ['apiKey', 'baseURL', 'headers', 'fetch', 'timeoutMs'] a
 function invalid(message: string, option: string): ConfigurationError {
   return new ConfigurationError(message, {
     code: 'PROVIDER_OPTION_INVALID',
-    details: { provider: providerName, option },
+    provider: providerName,
+    option,
   });
 }
 

@@ -5,7 +5,7 @@ type Kind = 'string' | 'headers' | 'function' | 'client' | 'count' | 'millisecon
 function invalid(factoryName: string, option: string, expected: string): ConfigurationError {
   return new ConfigurationError(`${factoryName}({ ${option} }) takes ${expected}.`, {
     code: 'PROVIDER_OPTION_INVALID',
-    details: { option },
+    option,
   });
 }
 
@@ -59,7 +59,7 @@ export function checkSettings(
     if (kind === undefined) {
       throw new ConfigurationError(
         `${factoryName}() has no option '${option}'. Known options: ${Object.keys(schema).join(', ')}.`,
-        { code: 'PROVIDER_OPTION_UNKNOWN', details: { option } },
+        { code: 'PROVIDER_OPTION_UNKNOWN', option },
       );
     }
     if (value !== undefined && !isValid(kind, value)) throw invalid(factoryName, option, expectations[kind]);
@@ -71,7 +71,7 @@ export function checkModelId(modelId: unknown, provider: string): asserts modelI
   if (typeof modelId !== 'string' || modelId.trim() === '') {
     throw new ConfigurationError(
       `Provider '${provider}' needs a model id, such as 'gpt-5', got ${JSON.stringify(modelId)}.`,
-      { code: 'MODEL_ID_INVALID', details: { provider, modelId } },
+      { code: 'MODEL_ID_INVALID', provider, ...(typeof modelId === 'string' ? { modelId } : {}) },
     );
   }
 }

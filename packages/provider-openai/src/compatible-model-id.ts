@@ -25,7 +25,7 @@ export function parseCompatibleModelId(modelId: string): CompatibleModelId {
   if (!isHttp || model === '') {
     throw new ConfigurationError(
       `Model id ${JSON.stringify(modelId)} is not one 'openai-compatible' understands: write the server's base URL, '#', and the model's name, such as 'openai-compatible:http://127.0.0.1:11434/v1#qwen2.5-coder'.`,
-      { code: 'MODEL_ID_INVALID', details: { provider: 'openai-compatible', modelId } },
+      { code: 'MODEL_ID_INVALID', provider: 'openai-compatible', modelId },
     );
   }
   return { baseURL, model };

@@ -35,14 +35,14 @@ export function checkClientSettings(settings: ClientSettings, flavour: ClientFla
   if (typeof (settings.client as { withOptions?: unknown }).withOptions !== 'function') {
     throw new ConfigurationError(
       `${flavour.factoryName}({ client }) takes a client made with new OpenAI(...) from the openai package (version 6 or 7).`,
-      { code: 'PROVIDER_OPTION_INVALID', details: { option: 'client' } },
+      { code: 'PROVIDER_OPTION_INVALID', option: 'client' },
     );
   }
   const conflicting = clientOnlyOptions.filter((option) => settings[option] !== undefined);
   if (conflicting.length > 0) {
     throw new ConfigurationError(
       `${flavour.factoryName}() got a client and ${conflicting.join(', ')}: configure those on the client you pass (new OpenAI({ ... })), or leave the client out.`,
-      { code: 'PROVIDER_OPTION_CONFLICT', details: { options: conflicting } },
+      { code: 'PROVIDER_OPTION_CONFLICT', option: 'client', conflicting },
     );
   }
 }

@@ -61,7 +61,7 @@ export function compatibleModelFactory(settings: OpenAICompatibleSettings): Comp
   if (typeof name !== 'string' || !providerNamePattern.test(name)) {
     throw new ConfigurationError(
       `createOpenAICompatible({ name }) takes a name of letters, digits, '.', '_' or '-', such as 'ollama'; got ${JSON.stringify(name)}.`,
-      { code: 'PROVIDER_OPTION_INVALID', details: { option: 'name' } },
+      { code: 'PROVIDER_OPTION_INVALID', option: 'name' },
     );
   }
   const flavour: ClientFlavour = { provider: name, factoryName: 'createOpenAICompatible', isOpenAI: false };
@@ -69,7 +69,7 @@ export function compatibleModelFactory(settings: OpenAICompatibleSettings): Comp
   if (settings.client === undefined && settings.baseURL === undefined) {
     throw new ConfigurationError(
       `createOpenAICompatible({ name: '${name}' }) needs the server's baseURL, such as 'http://127.0.0.1:11434/v1' for Ollama.`,
-      { code: 'PROVIDER_OPTION_INVALID', details: { option: 'baseURL' } },
+      { code: 'PROVIDER_OPTION_INVALID', option: 'baseURL' },
     );
   }
   const client = lazyClient(settings, flavour);

@@ -55,7 +55,7 @@ export function checkUnprivilegedIdentity(identity: unknown): UnprivilegedIdenti
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > largestId) {
       throw new ConfigurationError(
         `The bwrap option unprivilegedIdentity.${field} must be a whole number from 1 to ${largestId} (0 is root), got ${String(value)}. The default is 65534, nobody.`,
-        { details: { [field]: value } },
+        { option: `unprivilegedIdentity.${field}` },
       );
     }
   }

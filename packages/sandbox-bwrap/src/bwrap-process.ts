@@ -112,7 +112,8 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
       `bubblewrap could not start the sandbox: ${detail}. Run ghost-doctor to see what this machine enforces and what is missing.`,
       {
         cause: error,
-        details: { backend: 'bwrap', command: plan.command },
+        backend: 'bwrap',
+        command: plan.command,
       },
     );
   }
@@ -133,7 +134,7 @@ async function handOverWorkspace(
   } catch (error) {
     throw new SandboxUnavailableError(
       `The bwrap sandbox could not give the workspace ${plan.workspace} to uid ${identity.uid}, gid ${identity.gid}, the identity programs run as when the parent is root: ${(error as Error).message}. Use a workspace on a filesystem that allows chown (not one mounted with root squashing).`,
-      { cause: error, details: { backend: 'bwrap', workspace: plan.workspace } },
+      { cause: error, backend: 'bwrap', path: plan.workspace },
     );
   }
 }

@@ -136,7 +136,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
         throw new SandboxUnavailableError(
           `The bwrap sandbox cannot contain programs here: ${detection.reason}`,
           {
-            details: { backend: 'bwrap' },
+            backend: 'bwrap',
           },
         );
       }
@@ -183,7 +183,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
         cgroup = await createSandboxCgroup(found.cgroups, cgroupLimits).catch((error: unknown) => {
           throw new SandboxUnavailableError(
             `The bwrap sandbox could not create the cgroup that bounds memory and processes: ${(error as Error).message}. Check that this process may still write under ${found.cgroups?.memoryParent ?? found.cgroups?.pidsParent}, or create the backend with cgroups: 'off' (memory is then sampled and limits.processes refused).`,
-            { cause: error, details: { backend: 'bwrap' } },
+            { cause: error, backend: 'bwrap' },
           );
         });
       }
@@ -226,7 +226,7 @@ function requireUsable(
   const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
   throw new ConfigurationError(
     `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Let others ${needed} it (chmod o+${grant}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
-    { details: { [field]: path, uid: identity.uid, gid: identity.gid } },
+    { option: field, path },
   );
 }
 
@@ -234,7 +234,7 @@ async function requireExisting(path: string, field: string) {
   return stat(path).catch((error: unknown) => {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass a path that exists.`,
-      { cause: error, details: { [field]: path } },
+      { cause: error, option: field, path },
     );
   });
 }

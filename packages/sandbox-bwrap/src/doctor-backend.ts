@@ -18,6 +18,6 @@ export async function doctorBackend(
   if (platform === 'darwin') return registry.sandbox('seatbelt');
   throw new SandboxUnavailableError(
     `Ghost has no native sandbox for ${platform}: bubblewrap on Linux and seatbelt on macOS are the ones it knows. Name sandbox 'unrestricted' explicitly only if you accept running programs with no containment.`,
-    { details: { platform } },
+    { platform },
   );
 }

@@ -101,13 +101,13 @@ export class MacPathResolver {
         if (isMissing(error)) break;
         throw new ConfigurationError(
           `The spawn spec's ${field} ${JSON.stringify(path)} could not be resolved: ${(error as Error).message}. Use a path this user can reach.`,
-          { cause: error, details: { field, path } },
+          { cause: error, option: field, path },
         );
       }
       if (typeof resolved !== 'string' || !resolved.startsWith('/')) {
         throw new ConfigurationError(
           `The spawn spec's ${field} ${JSON.stringify(path)} resolved to ${JSON.stringify(resolved)}, which is not an absolute path.`,
-          { details: { field, path } },
+          { option: field, path },
         );
       }
       return withMacAliases(posix.normalize([resolved, ...components.slice(length)].join('/')));
@@ -145,25 +145,25 @@ function requireMacPath(path: string, field: string): string {
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new ConfigurationError(
       `The spawn spec's ${field} must be an absolute path starting with '/', got ${JSON.stringify(path)}.`,
-      { details: { field } },
+      { option: field },
     );
   }
   if (hasLoneSurrogate.test(path)) {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${JSON.stringify(path)} is not valid Unicode (a lone surrogate), so no file on macOS can have that name.`,
-      { details: { field } },
+      { option: field },
     );
   }
   if (path.includes('\0')) {
     throw new ConfigurationError(`The spawn spec's ${field} contains a NUL byte, which no path can hold.`, {
-      details: { field },
+      option: field,
     });
   }
   const bytes = Buffer.byteLength(path, 'utf8');
   if (bytes > largestMacPathBytes) {
     throw new ConfigurationError(
       `The spawn spec's ${field} is ${bytes} bytes long once resolved; macOS accepts at most ${largestMacPathBytes}. Use a shorter path.`,
-      { details: { field, bytes } },
+      { option: field },
     );
   }
   return path;

@@ -105,7 +105,7 @@ function wholeNumber(value: number, limit: string): number {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new ConfigurationError(
       `The sandbox limit ${limit} is too large for the seatbelt launcher (${value}): give at most ${Number.MAX_SAFE_INTEGER}.`,
-      { details: { backend: 'seatbelt', limit } },
+      { option: `limits.${limit}` },
     );
   }
   return value;

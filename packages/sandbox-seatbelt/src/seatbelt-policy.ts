@@ -78,7 +78,7 @@ export function seatbeltPolicy(plan: SandboxSpawnPlan, layout: SeatbeltLayout): 
   if (workspace === '/') {
     throw new ConfigurationError(
       "The spawn spec's workspace is the root directory, which would make every file writable. Use a directory made for the program.",
-      { details: { workspace: plan.workspace } },
+      { option: 'workspace', path: plan.workspace },
     );
   }
   const libraries = uniqueSorted(

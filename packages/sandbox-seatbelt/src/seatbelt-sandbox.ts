@@ -84,7 +84,8 @@ export function createSeatbeltSandbox(options: SeatbeltSandboxOptions = {}): San
     const found = await detection();
     if (!found.available) {
       throw new SandboxUnavailableError(`The seatbelt sandbox cannot run here: ${found.reason}`, {
-        details: { backend: 'seatbelt', platform },
+        backend: 'seatbelt',
+        platform,
       });
     }
     return found.capabilities;
@@ -146,7 +147,7 @@ async function mustBeExecutable(path: string, what: string): Promise<void> {
   await access(path, constants.X_OK).catch((error: unknown) => {
     throw new SandboxUnavailableError(
       `The seatbelt backend cannot run ${what} ${path}: ${(error as Error).message}. Check that it exists and is executable.`,
-      { cause: error, details: { backend: 'seatbelt', command: path } },
+      { cause: error, backend: 'seatbelt', command: path },
     );
   });
 }

@@ -73,7 +73,7 @@ export class HostSession implements CodeModeSession {
       if (sourceBytes > limits.sourceBytes) {
         throw new CodeModeSourceTooLargeError(
           `The program is ${sourceBytes} bytes, over the ${limits.sourceBytes}-byte limit (limits.sourceBytes). Send a shorter program.`,
-          { details: { sourceBytes, limit: limits.sourceBytes } },
+          { sourceBytes, limit: limits.sourceBytes },
         );
       }
       if (this.#programsStarted >= limits.programs) {

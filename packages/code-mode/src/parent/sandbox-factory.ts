@@ -79,7 +79,7 @@ export function checkSpareHosts(value: unknown, where: string): number | undefin
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 64) {
     throw new CodeModeConfigurationError(
       `${where}: spareHosts is how many engine hosts to keep started ahead, a whole number from 0 to 64 (default ${defaultSpareHosts}).`,
-      { details: { option: 'spareHosts' } },
+      { option: 'spareHosts' },
     );
   }
   return value;
@@ -145,7 +145,7 @@ export async function createSandboxFactory(
   if (!detection.available) {
     throw new SandboxUnavailableError(
       `Sandbox '${backend.name}' cannot contain programs on this machine: ${(detection.reason ?? 'its detect() gave no reason').replace(/\.?$/, '.')}`,
-      { details: { sandbox: backend.name } },
+      { backend: backend.name },
     );
   }
   const { capabilities } = detection;
@@ -153,7 +153,7 @@ export async function createSandboxFactory(
   if (!isUnrestricted && !capabilities.processTreeOwnership && !capabilities.subprocessDenial) {
     throw new SandboxUnavailableError(
       `Sandbox '${backend.name}' neither owns the program's process tree nor denies subprocesses here, so a program could leave processes behind. Use a backend that does one of them.`,
-      { details: { sandbox: backend.name } },
+      { backend: backend.name },
     );
   }
   const spawnLimits = enforceableLimits(limits, capabilities);

@@ -21,6 +21,6 @@ export function requireContainablePlacement(
   if (placement !== 'thread' || sandboxName === 'unrestricted') return;
   throw new CodeModeConfigurationError(
     `${where}: placement 'thread' runs programs in worker threads of this process, where no sandbox can contain them, so it needs sandbox: 'unrestricted' named explicitly (the sandbox is '${sandboxName}'). Use placement 'process' or 'session' to run programs in the '${sandboxName}' sandbox.`,
-    { code: threadPlacementErrorCode, details: { placement, sandbox: sandboxName } },
+    { code: threadPlacementErrorCode, placement, sandbox: sandboxName },
   );
 }

@@ -35,7 +35,12 @@
  * @packageDocumentation
  */
 
-export { CleanupError, ConfigurationError, SandboxUnavailableError } from '../errors.js';
+export {
+  CleanupError,
+  ConfigurationError,
+  type ConfigurationErrorCode,
+  SandboxUnavailableError,
+} from '../errors.js';
 export {
   type BoundedOutput,
   defineSandboxBackend,

@@ -81,7 +81,7 @@ function startFailure(launch: SandboxChildLaunch, error: unknown): SandboxUnavai
   const message = error instanceof Error ? error.message : String(error);
   return new SandboxUnavailableError(
     `The ${launch.backend} backend could not start ${launch.command}: ${message}. Check that the program exists and is executable.`,
-    { cause: error, details: { backend: launch.backend, command: launch.command, errorCode: code } },
+    { cause: error, backend: launch.backend, command: launch.command, systemErrorCode: code },
   );
 }
 

@@ -100,7 +100,7 @@ export function planSandboxSpawn(spec: SandboxSpawnSpec, target: SandboxPlanTarg
   if (![workspace, ...runtimePaths].some((root) => isInside(cwd, root))) {
     throw new ConfigurationError(
       `The spawn spec's cwd ${cwd} is neither inside the workspace ${workspace} nor inside a runtime path. Use a directory in one of them.`,
-      { details: { cwd, workspace, runtimePaths } },
+      { option: 'cwd', path: cwd },
     );
   }
   const extraFds = spec.extraFds ?? 1;
@@ -139,7 +139,7 @@ function planNetwork(network: unknown, target: SandboxPlanTarget): SandboxNetwor
   if (!target.capabilities.networkIsolation) {
     throw new SandboxUnavailableError(
       `The ${target.name} backend cannot isolate the network; pass network: 'host' to acknowledge it, or use a sandbox backend that can isolate the network.`,
-      { details: { backend: target.name, network: network ?? 'none' } },
+      { backend: target.name, unsupported: ['network'] },
     );
   }
   return 'none';
@@ -155,7 +155,7 @@ function planSubprocesses(subprocesses: unknown, target: SandboxPlanTarget): 'al
   if (!target.capabilities.subprocessDenial) {
     throw new SandboxUnavailableError(
       `The ${target.name} backend cannot deny subprocesses here; leave subprocesses out (or 'allow'), or use a sandbox backend that can deny them.`,
-      { details: { backend: target.name, subprocesses } },
+      { backend: target.name, unsupported: ['subprocesses'] },
     );
   }
   return 'deny';
@@ -172,7 +172,7 @@ function planLimits(limits: unknown, target: SandboxPlanTarget): SandboxLimits {
   if (unknown.length > 0) {
     throw new ConfigurationError(
       `Unknown sandbox limit ${unknown.map((key) => JSON.stringify(key)).join(', ')}: use ${[...knownLimits].join(', ')}.`,
-      { details: { unknown } },
+      { option: 'limits', known: [...knownLimits] },
     );
   }
   for (const [key, value] of given) {
@@ -189,7 +189,7 @@ function planLimits(limits: unknown, target: SandboxPlanTarget): SandboxLimits {
   if (unenforceable.length > 0) {
     throw new SandboxUnavailableError(
       `The ${target.name} backend cannot enforce ${unenforceable.join(', ')} on this machine. Use a sandbox backend that can enforce them, or do not ask for them.`,
-      { details: { backend: target.name, limits: unenforceable } },
+      { backend: target.name, unsupported: unenforceable },
     );
   }
   if (planned.wallSeconds !== undefined && planned.wallSeconds > largestWallSeconds) {

@@ -200,7 +200,10 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
     if (problems.length > 0) {
       throw new CleanupError(`Closing the ${backend} sandbox process failed: ${problems.join('; ')}.`, {
         cause: removalError,
-        details: { backend, pid, workspace: plan.workspace, problems },
+        backend,
+        pid,
+        directory: plan.workspace,
+        problems,
       });
     }
   };

@@ -24,13 +24,13 @@ async function requireDirectory(path: string, field: string): Promise<void> {
   const found = await stat(path).catch((error: unknown) => {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass an existing directory.`,
-      { cause: error, details: { [field]: path } },
+      { cause: error, option: field, path },
     );
   });
   if (!found.isDirectory()) {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${path} is not a directory. Pass an existing directory.`,
-      { details: { [field]: path } },
+      { option: field, path },
     );
   }
 }

@@ -1,4 +1,4 @@
-import { GhostError, type GhostErrorOptions } from '../errors.js';
+import { GhostError, type GhostErrorInit, markErrorClass } from '../errors.js';
 import type { ModelRequest, ModelStreamOptions, ModelStreamPart, ModelV1 } from '../model.js';
 import type { UsageInit } from '../usage.js';
 
@@ -29,8 +29,15 @@ export interface ScriptedStep {
 
 /** A scripted model was called more times than it has steps, or finished with steps left. */
 export class ScriptedModelError extends GhostError {
-  constructor(message: string, options: Partial<GhostErrorOptions> = {}) {
-    super(message, { code: 'SCRIPTED_MODEL_MISMATCH', ...options });
+  static {
+    markErrorClass(ScriptedModelError, 'ScriptedModelError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'SCRIPTED_MODEL_MISMATCH';
+
+  constructor(message: string, init: GhostErrorInit<'SCRIPTED_MODEL_MISMATCH'> = {}) {
+    super(message, { ...init, code: 'SCRIPTED_MODEL_MISMATCH' });
   }
 }
 

@@ -1,0 +1,85 @@
+import { GhostError, type GhostErrorInit, markErrorClass } from './ghost-error.js';
+
+/** The codes of the errors that end or refuse a run. */
+export type RunErrorCode =
+  | 'RUN_CANCELLED'
+  | 'RUN_DEADLINE_EXCEEDED'
+  | 'RUN_STATE_INVALID'
+  | 'AGENT_INTERJECTION_UNAVAILABLE'
+  | 'AGENT_LIMIT_REACHED';
+
+/** The run was cancelled through its `AbortSignal`. Ends the run as `cancelled`. */
+export class CancelledError extends GhostError {
+  static {
+    markErrorClass(CancelledError, 'CancelledError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'RUN_CANCELLED';
+
+  constructor(message = 'The run was cancelled.', init: GhostErrorInit<'RUN_CANCELLED'> = {}) {
+    super(message, { ...init, code: 'RUN_CANCELLED' });
+  }
+}
+
+/** The run's deadline passed. Ends the run as `partial`, keeping the text produced so far. */
+export class DeadlineExceededError extends GhostError {
+  static {
+    markErrorClass(DeadlineExceededError, 'DeadlineExceededError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'RUN_DEADLINE_EXCEEDED';
+
+  constructor(message = 'The run reached its deadline.', init: GhostErrorInit<'RUN_DEADLINE_EXCEEDED'> = {}) {
+    super(message, { ...init, code: 'RUN_DEADLINE_EXCEEDED' });
+  }
+}
+
+/** `run.interject()` was called while no agent entrypoint was active. */
+export class AgentInterjectionError extends GhostError {
+  static {
+    markErrorClass(AgentInterjectionError, 'AgentInterjectionError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'AGENT_INTERJECTION_UNAVAILABLE';
+
+  constructor(message: string, init: GhostErrorInit<'AGENT_INTERJECTION_UNAVAILABLE'> = {}) {
+    super(message, { ...init, code: 'AGENT_INTERJECTION_UNAVAILABLE' });
+  }
+}
+
+/** A run reached one of its agent's limits (`maxTurns`). Ends the run as `failed`. */
+export class AgentLimitError extends GhostError {
+  static {
+    markErrorClass(AgentLimitError, 'AgentLimitError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'AGENT_LIMIT_REACHED';
+  /** The `maxTurns` limit the run reached. */
+  readonly maxTurns: number | undefined;
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<'AGENT_LIMIT_REACHED'> & { readonly maxTurns?: number } = {},
+  ) {
+    super(message, { ...init, code: 'AGENT_LIMIT_REACHED' });
+    this.maxTurns = init.maxTurns;
+  }
+}
+
+/** A `Run` was used in a way its lifecycle does not allow, such as executing it twice. */
+export class RunStateError extends GhostError {
+  static {
+    markErrorClass(RunStateError, 'RunStateError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'RUN_STATE_INVALID';
+
+  constructor(message: string, init: GhostErrorInit<'RUN_STATE_INVALID'> = {}) {
+    super(message, { ...init, code: 'RUN_STATE_INVALID' });
+  }
+}
