@@ -10,7 +10,7 @@ const hostRequirements = ['native probe', 'linux host'] as const;
  * What a case needs to be meaningful: a capability the backend declares, the compiled native
  * probe, or a Linux host (for checks that read the host's /proc).
  */
-export type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
+type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
 
 /** One `it` of the suite. */
 export interface ConformanceCase {
