@@ -13,6 +13,7 @@ import Type from 'typebox';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type PreparedCodeModeMcp, prepareCodeModeMcp } from './code-mode-mcp.js';
 import { type CodeModeMcpHttpServer, listenCodeModeMcpHttp } from './code-mode-mcp-http.js';
+import { slowReportTool } from './test-support/slow-report-tool.js';
 
 /** A counter per caller: programs of different sessions must never see each other's calls. */
 const counts = new Map<string, number>();
@@ -27,28 +28,13 @@ const count = defineTool({
   },
 });
 
-const slow = defineTool({
-  name: 'slow_report',
-  description: 'Builds a report slowly.',
-  input: Type.Object({}),
-  timeoutMs: 120_000,
-  execute: (_input, context) =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ report: 'done' }), 60_000);
-      context.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve({ report: 'aborted' });
-      });
-    }),
-});
-
 let served: CodeModeMcpHttpServer | undefined;
 let prepared: PreparedCodeModeMcp | undefined;
 const clients: Client[] = [];
 
 async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}) {
   prepared = await prepareCodeModeMcp({
-    tools: [count, slow],
+    tools: [count, slowReportTool],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
     observationWindowMs: 300,

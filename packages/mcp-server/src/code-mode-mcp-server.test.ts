@@ -15,6 +15,7 @@ import {
   prepareCodeModeMcp,
 } from './code-mode-mcp.js';
 import type { CodeModeMcpServer } from './code-mode-mcp-server.js';
+import { slowReportTool } from './test-support/slow-report-tool.js';
 
 const weather = defineTool({
   name: 'weather',
@@ -37,27 +38,11 @@ const recorded = defineTool({
   },
 });
 
-/** Answers after a minute, or as soon as its call is aborted (the program was stopped). */
-const slow = defineTool({
-  name: 'slow_report',
-  description: 'Builds a report slowly.',
-  input: Type.Object({}),
-  timeoutMs: 120_000,
-  execute: (_input, context) =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ report: 'done' }), 60_000);
-      context.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve({ report: 'aborted' });
-      });
-    }),
-});
-
 const opened: { client: Client; server: CodeModeMcpServer; prepared?: PreparedCodeModeMcp }[] = [];
 
 async function connect(options: Partial<CodeModeMcpOptions> = {}) {
   const prepared = await prepareCodeModeMcp({
-    tools: [weather, recorded, slow],
+    tools: [weather, recorded, slowReportTool],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
     ...options,
