@@ -4,13 +4,13 @@ import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 
 /** The help center the research agent looks things up in (the spec's two entries). */
-export const helpCenter: Readonly<Record<string, string>> = {
+const helpCenter: Readonly<Record<string, string>> = {
   'refund policy': 'Refunds are available within 30 days.',
   'shipping policy': 'Standard shipping takes three to five days.',
 };
 
 /** Finds a support answer by topic, pausing briefly as a real lookup would. */
-export const helpCenterLookup = defineTool({
+const helpCenterLookup = defineTool({
   name: 'help_center_lookup',
   description: 'Find a support answer by topic.',
   input: Type.Object({ query: Type.String({ description: 'The topic, such as "refund policy".' }) }),

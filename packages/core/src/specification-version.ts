@@ -13,7 +13,7 @@ export const currentSpecificationVersions: {
 });
 
 /** The number at the end of a specification version: 2 for `'engine-v2'`. */
-export function specificationVersionNumber(version: string): number | undefined {
+function specificationVersionNumber(version: string): number | undefined {
   const match = /-v(\d+)$/.exec(version);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }

@@ -35,7 +35,7 @@ import { quickjsWasmPath } from './quickjs-wasm.js';
  * The environment variable that moves the cache (an absolute directory) or turns it off (`off`):
  * hosts then start from the package's own snapshot when it has one, else from the bundled script.
  */
-export const hostSnapshotCacheVariable = 'GHOST_QUICKJS_SNAPSHOT_CACHE';
+const hostSnapshotCacheVariable = 'GHOST_QUICKJS_SNAPSHOT_CACHE';
 
 /** Bumped whenever what an entry holds changes: entries of another format are other entries. */
 const cacheFormat = 1;

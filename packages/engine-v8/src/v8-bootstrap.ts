@@ -1,5 +1,5 @@
 /** The global the program script reads its start function from; it is gone before the program runs. */
-export const programStartKey = '\u0000start';
+const programStartKey = '\u0000start';
 
 /**
  * The guest side of the V8 bridge, evaluated in a fresh context before the program. It is a

@@ -1,4 +1,7 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
 import { quickjsEngine } from '@ghost/engine-quickjs';
@@ -7,9 +10,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import Type from 'typebox';
-import { afterEach, describe, expect, it } from 'vitest';
-import { prepareCodeModeMcp } from './code-mode-mcp.js';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { type PreparedCodeModeMcp, prepareCodeModeMcp } from './code-mode-mcp.js';
 import { type CodeModeMcpHttpServer, listenCodeModeMcpHttp } from './code-mode-mcp-http.js';
+import { slowReportTool } from './test-support/slow-report-tool.js';
 
 /** A counter per caller: programs of different sessions must never see each other's calls. */
 const counts = new Map<string, number>();
@@ -24,32 +28,18 @@ const count = defineTool({
   },
 });
 
-const slow = defineTool({
-  name: 'slow_report',
-  description: 'Builds a report slowly.',
-  input: Type.Object({}),
-  timeoutMs: 120_000,
-  execute: (_input, context) =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ report: 'done' }), 60_000);
-      context.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve({ report: 'aborted' });
-      });
-    }),
-});
-
 let served: CodeModeMcpHttpServer | undefined;
+let prepared: PreparedCodeModeMcp | undefined;
 const clients: Client[] = [];
 
 async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}) {
-  const codeMode = await prepareCodeModeMcp({
-    tools: [count, slow],
+  prepared = await prepareCodeModeMcp({
+    tools: [count, slowReportTool],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
     observationWindowMs: 300,
   });
-  served = await listenCodeModeMcpHttp(codeMode, options);
+  served = await listenCodeModeMcpHttp(prepared, options);
   return served;
 }
 
@@ -89,6 +79,12 @@ async function hostProcesses() {
   return (await descendantProcesses()).filter(
     (found) => found.command.includes('host.cjs') || found.command.includes('bwrap'),
   );
+}
+
+/** Engine hosts alive: one Node process each, inside its bubblewrap processes. */
+async function hostCount() {
+  const hosts = (await hostProcesses()).filter((found) => !found.command.split(' ')[0]?.endsWith('bwrap'));
+  return hosts.length;
 }
 
 /** Sends one raw request, with headers a browser page would send but the SDK's client never does. */
@@ -134,6 +130,8 @@ afterEach(async () => {
   for (const client of clients.splice(0)) await client.close();
   await served?.close();
   served = undefined;
+  await prepared?.close();
+  prepared = undefined;
 });
 
 describe('listenCodeModeMcpHttp', () => {
@@ -229,12 +227,49 @@ describe('listenCodeModeMcpHttp', () => {
     expect(served.sessionCount).toBe(1);
   });
 
+  it('serves every client session from one runtime: N sessions share its spare hosts, and close leaves no host or directory', async () => {
+    // Directories the prepared code mode makes go under a temporary directory of this test's own.
+    const temporary = await mkdtemp(join(tmpdir(), 'ghost-mcp-http-pool-'));
+    vi.stubEnv('TMPDIR', temporary);
+    try {
+      const served = await serve();
+      const sessions = [];
+      for (let index = 0; index < 5; index += 1) sessions.push(await connect(served.url));
+      const results = await Promise.all(
+        sessions.map(({ client }, index) =>
+          exec(client, `(await tools.count({ name: 'pool ${index}' })).value`),
+        ),
+      );
+      for (const result of results)
+        expect(result.structuredContent).toMatchObject({ status: 'completed', value: 1 });
+      expect(served.sessionCount).toBe(5);
+      // No program runs now, so every host left is a pooled spare: at most the pool's cap of 2,
+      // where a pool per session would keep one spare for each of the five.
+      await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
+      const second = await exec(
+        sessions[0]?.client as Client,
+        `(await tools.count({ name: 'pool 0' })).value`,
+      );
+      expect(second.structuredContent).toMatchObject({ status: 'completed', value: 2 });
+      await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
+
+      await served.close();
+      await prepared?.close();
+      expect(await hostProcesses()).toEqual([]);
+      expect(await readdir(temporary)).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      await rm(temporary, { recursive: true, force: true });
+    }
+  });
+
   it('rejects bad options with a typed error', async () => {
     const codeMode = await prepareCodeModeMcp({
       tools: [count],
       engine: quickjsEngine,
       sandbox: bwrapSandbox,
     });
+    onTestFinished(() => codeMode.close());
     await expect(listenCodeModeMcpHttp(codeMode, { port: -1 })).rejects.toMatchObject({
       code: 'GHOST_MCP_HTTP_OPTION_INVALID',
     });

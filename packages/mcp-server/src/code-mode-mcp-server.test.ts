@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool, ToolError } from '@ghost/core';
 import { quickjsEngine } from '@ghost/engine-quickjs';
@@ -8,8 +8,14 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import Type from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CodeModeMcpOptions, prepareCodeModeMcp } from './code-mode-mcp.js';
+import {
+  type CodeModeMcpOptions,
+  createCodeModeMcpServer,
+  type PreparedCodeModeMcp,
+  prepareCodeModeMcp,
+} from './code-mode-mcp.js';
 import type { CodeModeMcpServer } from './code-mode-mcp-server.js';
+import { slowReportTool } from './test-support/slow-report-tool.js';
 
 const weather = defineTool({
   name: 'weather',
@@ -32,27 +38,11 @@ const recorded = defineTool({
   },
 });
 
-/** Answers after a minute, or as soon as its call is aborted (the program was stopped). */
-const slow = defineTool({
-  name: 'slow_report',
-  description: 'Builds a report slowly.',
-  input: Type.Object({}),
-  timeoutMs: 120_000,
-  execute: (_input, context) =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ report: 'done' }), 60_000);
-      context.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve({ report: 'aborted' });
-      });
-    }),
-});
-
-const opened: { client: Client; server: CodeModeMcpServer }[] = [];
+const opened: { client: Client; server: CodeModeMcpServer; prepared?: PreparedCodeModeMcp }[] = [];
 
 async function connect(options: Partial<CodeModeMcpOptions> = {}) {
   const prepared = await prepareCodeModeMcp({
-    tools: [weather, recorded, slow],
+    tools: [weather, recorded, slowReportTool],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
     ...options,
@@ -62,7 +52,7 @@ async function connect(options: Partial<CodeModeMcpOptions> = {}) {
   await server.connect(serverSide);
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   await client.connect(clientSide);
-  opened.push({ client, server });
+  opened.push({ client, server, prepared });
   return { client, server, prepared };
 }
 
@@ -78,9 +68,10 @@ async function hostProcesses() {
 
 afterEach(async () => {
   calls = [];
-  for (const { client, server } of opened.splice(0)) {
+  for (const { client, server, prepared } of opened.splice(0)) {
     await client.close();
     await server.close();
+    await prepared?.close();
   }
 });
 
@@ -149,7 +140,7 @@ text('both read');
   });
 
   it('ends its programs, host processes and workspaces when the client session ends', async () => {
-    const { client, server } = await connect({ observationWindowMs: 300 });
+    const { client, server, prepared } = await connect({ observationWindowMs: 300 });
     const started = await call(client, 'exec', { source: 'await tools.slow_report({})' });
     expect(started.structuredContent).toMatchObject({ status: 'still_working' });
     const workspaceRoot = await server.workspaceRoot;
@@ -158,8 +149,34 @@ text('both read');
     await client.close();
     await server.closed;
     expect(await hostProcesses()).toEqual([]);
-    await expect(access(workspaceRoot as string)).rejects.toThrow();
+    // The root belongs to the prepared code mode, which other sessions may share: empty now, gone once it closes.
+    expect(await readdir(workspaceRoot as string)).toEqual([]);
     await expect(server.close()).resolves.toBeUndefined();
+    await prepared.close();
+    await expect(access(workspaceRoot as string)).rejects.toThrow();
+  });
+
+  it("createCodeModeMcpServer's server, when its client session ends, also closes the runtime and workspace root made for it", async () => {
+    const server = await createCodeModeMcpServer({
+      tools: [weather],
+      engine: quickjsEngine,
+      sandbox: bwrapSandbox,
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    opened.push({ client, server });
+    const result = await call(client, 'exec', {
+      source: `(await tools.weather({ city: 'Paris' })).temperature`,
+    });
+    expect(result.structuredContent).toMatchObject({ status: 'completed', value: 21 });
+    const workspaceRoot = await server.workspaceRoot;
+    expect(workspaceRoot).toBeDefined();
+    await client.close();
+    await server.closed;
+    expect(await hostProcesses()).toEqual([]);
+    await expect(access(workspaceRoot as string)).rejects.toThrow();
   });
 
   it('starts nothing until the first control call', async () => {

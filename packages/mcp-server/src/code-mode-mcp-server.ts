@@ -36,13 +36,18 @@ interface ControlRequest {
  */
 export class CodeModeMcpServer extends McpServer {
   readonly #settings: CodeModeMcpSettings;
+  readonly #releaseRuntime: (() => Promise<void>) | undefined;
   #opening: Promise<OpenedCodeModeSession> | undefined;
   #closing: Promise<void> | undefined;
   readonly #closed: Promise<void>;
   #markClosed: () => void = () => {};
 
-  /** @internal made by {@link prepareCodeModeMcp}, which resolves and checks the settings. */
-  constructor(settings: CodeModeMcpSettings) {
+  /**
+   * @internal made by {@link prepareCodeModeMcp}, which resolves and checks the settings, or by
+   * `createCodeModeMcpServer`, which passes `releaseRuntime` so the server closes the runtime
+   * made for it.
+   */
+  constructor(settings: CodeModeMcpSettings, releaseRuntime?: () => Promise<void>) {
     super(
       { name: settings.name, version: settings.version },
       {
@@ -51,6 +56,7 @@ export class CodeModeMcpServer extends McpServer {
       },
     );
     this.#settings = settings;
+    this.#releaseRuntime = releaseRuntime;
     this.#closed = new Promise((resolve) => {
       this.#markClosed = resolve;
     });
@@ -70,7 +76,10 @@ export class CodeModeMcpServer extends McpServer {
     return this.#closed;
   }
 
-  /** The directory this session's program workspaces are made in, once its first program started. */
+  /**
+   * The directory this session's program workspaces are made in, once its first program started:
+   * the runtime's `workspaceRoot`, shared by every session of the same prepared code mode.
+   */
   get workspaceRoot(): Promise<string | undefined> {
     return (
       this.#opening?.then((opened) => opened.workspaceRoot).catch(() => undefined) ??
@@ -155,6 +164,7 @@ export class CodeModeMcpServer extends McpServer {
         limits: settings.limits,
         maxToolCalls: settings.maxToolCalls,
         prewarm: settings.prewarm,
+        runtime: settings.runtime,
         ...(settings.observationWindowMs === undefined
           ? {}
           : { observationWindowMs: settings.observationWindowMs }),
@@ -172,7 +182,9 @@ export class CodeModeMcpServer extends McpServer {
   }
 
   #closeSession(): Promise<void> {
-    this.#closing ??= this.#closeOpened().finally(() => this.#markClosed());
+    this.#closing ??= this.#closeOpened()
+      .finally(() => this.#releaseRuntime?.())
+      .finally(() => this.#markClosed());
     return this.#closing;
   }
 

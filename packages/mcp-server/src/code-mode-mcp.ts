@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CodeModeConfigurationError,
   type CodeModeLimits,
@@ -40,8 +43,10 @@ export interface CodeModeMcpOptions {
   /** Start the next engine host before a program needs it. Default true. */
   readonly prewarm?: boolean;
   /**
-   * Resolves engine and sandbox names. Default: a runtime that finds the built-in packages among
-   * this package's dependencies, then in the current directory.
+   * Resolves engine and sandbox names, and holds the spare engine hosts every client session
+   * shares. Default: a runtime of the prepared code mode's own that finds the built-in packages
+   * among this package's dependencies, then in the current directory, closed by
+   * {@link PreparedCodeModeMcp.close}. A runtime you pass stays yours to close.
    */
   readonly runtime?: Runtime;
   /** The name this server gives MCP clients. Default `'ghost-code-mode'`. */
@@ -71,8 +76,18 @@ export interface PreparedCodeModeMcp {
   readonly sandboxName: string;
   /** What the model is told: how to write a program, what is enforced, and the tool declarations. */
   readonly instructions: string;
-  /** A new MCP server for one client session, with its own code-mode session opened on first use. */
+  /**
+   * A new MCP server for one client session, with its own code-mode session opened on first use.
+   * Every server of this prepared code mode shares its runtime, so N client sessions share one
+   * pool of spare engine hosts rather than keeping N.
+   */
   createServer(): CodeModeMcpServer;
+  /**
+   * Closes the runtime this prepared code mode made (its spare engine hosts) and removes its
+   * workspace root; a runtime passed in `runtime` is left open. Close the servers first. Rejects
+   * with a `CleanupError` when a host could not be released.
+   */
+  close(): Promise<void>;
 }
 
 /** What a {@link CodeModeMcpServer} needs to open its code-mode session. */
@@ -89,6 +104,8 @@ export interface CodeModeMcpSettings {
   readonly name: string;
   readonly version: string;
   readonly onError: (error: unknown) => void;
+  /** The runtime every client session's code-mode session opens on, so they share one spare-host pool. */
+  readonly runtime: Runtime;
 }
 
 const optionNames: readonly (keyof CodeModeMcpOptions)[] = [
@@ -151,9 +168,56 @@ async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promi
  * ```
  */
 export async function prepareCodeModeMcp(options: CodeModeMcpOptions): Promise<PreparedCodeModeMcp> {
+  const { settings, engineName, sandboxName, release } = await resolveCodeModeMcp(options);
+  let closing: Promise<void> | undefined;
+  return Object.freeze({
+    engineName,
+    sandboxName,
+    instructions: settings.instructions,
+    createServer: () => new CodeModeMcpServer(settings),
+    close: () => {
+      closing ??= release();
+      return closing;
+    },
+  });
+}
+
+/** Code mode resolved for an MCP server, with what releases the runtime it made (if it made one). */
+interface ResolvedCodeModeMcp {
+  readonly settings: CodeModeMcpSettings;
+  readonly engineName: string;
+  readonly sandboxName: string;
+  readonly release: () => Promise<void>;
+}
+
+async function resolveCodeModeMcp(options: CodeModeMcpOptions): Promise<ResolvedCodeModeMcp> {
   const where = 'createCodeModeMcpServer()';
   checkOptions(options, where);
-  const runtime = options.runtime ?? createRuntime({ importModule: importFromPackage });
+  if (options.runtime !== undefined) return prepareOnRuntime(options, where, options.runtime, async () => {});
+  // A runtime of our own gets a workspace root of our own, so closing it leaves nothing behind.
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-mcp-'));
+  const runtime = createRuntime({ importModule: importFromPackage, workspaceRoot });
+  const release = async (): Promise<void> => {
+    try {
+      await runtime.close();
+    } finally {
+      await rm(workspaceRoot, { recursive: true, force: true });
+    }
+  };
+  try {
+    return await prepareOnRuntime(options, where, runtime, release);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function prepareOnRuntime(
+  options: CodeModeMcpOptions,
+  where: string,
+  runtime: Runtime,
+  release: () => Promise<void>,
+): Promise<ResolvedCodeModeMcp> {
   const engine = await resolveEngine(options.engine ?? 'quickjs', runtime);
   const placement = options.placement ?? 'process';
   const limits = { programs: codeModeMcpDefaultPrograms, ...options.limits };
@@ -170,6 +234,7 @@ export async function prepareCodeModeMcp(options: CodeModeMcpOptions): Promise<P
     placement,
     limits,
     prewarm: false,
+    runtime,
   });
   await trial.close();
   const catalog = ToolCatalog.fromTools(options.tools, where);
@@ -191,13 +256,9 @@ export async function prepareCodeModeMcp(options: CodeModeMcpOptions): Promise<P
     name: options.name ?? 'ghost-code-mode',
     version: options.version ?? '0.0.0',
     onError: options.onError ?? reportToStandardError,
+    runtime,
   });
-  return Object.freeze({
-    engineName: engine.name,
-    sandboxName: sandbox.name,
-    instructions,
-    createServer: () => new CodeModeMcpServer(settings),
-  });
+  return { settings, engineName: engine.name, sandboxName: sandbox.name, release };
 }
 
 function reportToStandardError(error: unknown): void {
@@ -222,5 +283,7 @@ function reportToStandardError(error: unknown): void {
  * ```
  */
 export async function createCodeModeMcpServer(options: CodeModeMcpOptions): Promise<CodeModeMcpServer> {
-  return (await prepareCodeModeMcp(options)).createServer();
+  const { settings, release } = await resolveCodeModeMcp(options);
+  // The only server on this runtime: closing the server closes the runtime made for it.
+  return new CodeModeMcpServer(settings, release);
 }

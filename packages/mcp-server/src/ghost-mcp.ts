@@ -60,6 +60,9 @@ export async function startGhostMcp(
         : { observationWindowMs: config.observationWindowMs }),
       onError: (error) => streams.stderr.write(`ghost-mcp: ${(error as Error).message}\n`),
     });
+    // Every client session shares the prepared code mode's runtime: it closes after the sessions.
+    const closeAfter = (sessionsClosed: Promise<void>) =>
+      sessionsClosed.finally(() => codeMode.close()).finally(() => serverTools.close());
     if (args.isHttp) {
       const host = args.host ?? config.http.host;
       const port = args.port ?? config.http.port;
@@ -69,16 +72,24 @@ export async function startGhostMcp(
         ...(config.http.allowedHostNames === undefined
           ? {}
           : { allowedHostNames: config.http.allowedHostNames }),
+      }).catch(async (error: unknown) => {
+        await codeMode.close();
+        throw error;
       });
       streams.stderr.write(
         `ghost-mcp: code mode (${codeMode.engineName} in ${codeMode.sandboxName}) over ${tools.length} tools at ${http.url}\n`,
       );
-      const { stopped, stop } = stopOnce(() => http.close().finally(() => serverTools.close()));
+      const { stopped, stop } = stopOnce(() => closeAfter(http.close()));
       return { url: http.url, stopped, stop };
     }
     const server = codeMode.createServer();
-    await server.connect(new StdioServerTransport(streams.stdin, streams.stdout));
-    const { stopped, stop } = stopOnce(() => server.close().finally(() => serverTools.close()));
+    await server
+      .connect(new StdioServerTransport(streams.stdin, streams.stdout))
+      .catch(async (error: unknown) => {
+        await codeMode.close();
+        throw error;
+      });
+    const { stopped, stop } = stopOnce(() => closeAfter(server.close()));
     // The client ends the session by closing our standard input (the MCP stdio transport's rule).
     const onEnd = () => {
       stop().catch(() => {}); // reported through `stopped`, which the caller awaits

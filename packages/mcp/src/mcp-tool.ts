@@ -37,7 +37,7 @@ function depthOf(value: unknown): number {
 }
 
 /** The Ghost name of an MCP tool: the prefix, then the MCP name with other characters as `_`. */
-export function ghostToolName(toolPrefix: string, mcpName: string): string {
+function ghostToolName(toolPrefix: string, mcpName: string): string {
   return `${toolPrefix}${mcpName.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 

@@ -112,7 +112,7 @@ export function jsonAttribute(value: unknown): string {
  * The conventions expect tool arguments and results as objects, deserialised where the
  * instrumentation has text; text that is not JSON stays text.
  */
-export function parsedJson(text: string): unknown {
+function parsedJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

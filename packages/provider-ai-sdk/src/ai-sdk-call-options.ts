@@ -2,7 +2,7 @@ import type { JsonSchema, ModelRequest, ProviderOptions } from '@ghost/core';
 import { type AISDKPromptMessage, type AISDKPromptTarget, aiSDKPrompt } from './ai-sdk-prompt.js';
 
 /** A Ghost tool as the AI SDK's function tool. */
-export interface AISDKFunctionTool {
+interface AISDKFunctionTool {
   type: 'function';
   name: string;
   description?: string;

@@ -15,7 +15,7 @@ import type { AISDKSpecificationVersion } from './ai-sdk-language-model.js';
  * A file's data as the prompt carries it: bytes, base64 text or a URL in `v2` and `v3`; in `v4`
  * the same, tagged (`{ type: 'data', data }` or `{ type: 'url', url }`).
  */
-export type AISDKFileData =
+type AISDKFileData =
   | Uint8Array
   | string
   | URL

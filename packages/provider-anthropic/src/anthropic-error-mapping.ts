@@ -15,7 +15,7 @@ import {
 export const providerName = 'anthropic';
 
 /** What a user sets when Anthropic refuses the credentials or none were given. */
-export const credentialsHint = 'ANTHROPIC_API_KEY or the apiKey option of createAnthropic()';
+const credentialsHint = 'ANTHROPIC_API_KEY or the apiKey option of createAnthropic()';
 
 /**
  * Where a failure happened: `request` before any part of the answer was produced (a lost

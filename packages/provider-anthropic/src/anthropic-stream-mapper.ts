@@ -21,7 +21,7 @@ const finishReasons: Readonly<Record<string, ModelFinishReason>> = {
  * `max_tokens` and `model_context_window_exceeded` → `length`, `tool_use` → `tool-calls`,
  * `refusal` → `content-filter`, `pause_turn` and anything new → `other`.
  */
-export function finishReasonOf(stopReason: string | null | undefined): ModelFinishReason {
+function finishReasonOf(stopReason: string | null | undefined): ModelFinishReason {
   if (stopReason == null || !Object.hasOwn(finishReasons, stopReason)) return 'other';
   return finishReasons[stopReason] as ModelFinishReason;
 }

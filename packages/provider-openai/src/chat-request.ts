@@ -88,7 +88,7 @@ function artifactPart(artifact: Artifact): ChatContentPart {
  * (which every OpenAI model and every compatible server accepts). Tool messages carry text
  * only, so artifacts a tool returned (images, files) follow the tool results in a user message.
  */
-export function chatMessages(request: ModelRequest): ChatMessage[] {
+function chatMessages(request: ModelRequest): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (request.instructions !== '') messages.push({ role: 'system', content: request.instructions });
   let artifacts: ChatContentPart[] = [];

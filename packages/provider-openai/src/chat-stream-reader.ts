@@ -23,7 +23,7 @@ interface ChatToolCall {
  * Normalised Chat Completions usage. `prompt_tokens` includes cached tokens, so it is Ghost's
  * `inputTokens` as it is; cached tokens are also reported apart as `cacheReadTokens`.
  */
-export function chatUsage(usage: unknown): UsageInit | undefined {
+function chatUsage(usage: unknown): UsageInit | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const prompt = usageField(usage, 'prompt_tokens_details');
   const completion = usageField(usage, 'completion_tokens_details');

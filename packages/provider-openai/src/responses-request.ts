@@ -94,7 +94,7 @@ function toolOutputItem(message: ModelToolMessage): InputItem {
 }
 
 /** The conversation as Responses input items. */
-export function responsesInput(request: ModelRequest, provider: string): InputItem[] {
+function responsesInput(request: ModelRequest, provider: string): InputItem[] {
   const items: InputItem[] = [];
   for (const message of request.messages) {
     if (message.role === 'user') items.push(userItem(message));

@@ -27,7 +27,7 @@ interface OpenReasoning {
  * Normalised Responses usage. OpenAI's `input_tokens` already includes cached tokens, so it is
  * Ghost's `inputTokens` as it is; cached tokens are also reported apart as `cacheReadTokens`.
  */
-export function responsesUsage(usage: unknown): UsageInit | undefined {
+function responsesUsage(usage: unknown): UsageInit | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const input = usageField(usage, 'input_tokens_details');
   const output = usageField(usage, 'output_tokens_details');

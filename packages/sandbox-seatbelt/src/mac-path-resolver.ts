@@ -13,7 +13,7 @@ export type Realpath = (path: string) => string;
  * The longest path macOS accepts, in bytes: `PATH_MAX` (1024) counts the terminating NUL. The
  * kernel refuses a longer one (`ENAMETOOLONG`), so a filter naming it could never match.
  */
-export const largestMacPathBytes = 1023;
+const largestMacPathBytes = 1023;
 
 /**
  * The symbolic links at the top of every macOS file system: seatbelt matches the path a file

@@ -1,5 +1,5 @@
 /** A string in a profile, written as an SBPL string literal. */
-export interface SbplString {
+interface SbplString {
   readonly string: string;
 }
 
@@ -16,7 +16,7 @@ export interface SbplFilter {
  * One top-level form: `head` opens it (`['allow', 'file-read*']`, `['version', 1]`) and each
  * filter follows, one a line when there are several or any has a comment.
  */
-export interface SbplForm {
+interface SbplForm {
   readonly head: readonly SbplExpression[];
   readonly filters?: readonly SbplFilter[];
 }
@@ -101,7 +101,7 @@ export function isPlainAscii(text: string): boolean {
  *
  * @throws Error for text that is not plain printable ASCII: callers pass such text as a parameter.
  */
-export function sbplString(text: string): string {
+function sbplString(text: string): string {
   if (!isPlainAscii(text)) {
     throw new Error(
       `Only printable ASCII is written into a profile as a string literal, got ${JSON.stringify(text)}.`,
@@ -118,7 +118,7 @@ export function sbplString(text: string): string {
  *
  * @throws Error for text that is not plain printable ASCII.
  */
-export function sbplComment(text: string): string {
+function sbplComment(text: string): string {
   if (!isPlainAscii(text))
     throw new Error(`A profile comment holds printable ASCII only, got ${JSON.stringify(text)}.`);
   return text === '' ? ';' : `; ${text}`;

@@ -8,7 +8,7 @@ import { ConfigurationError, type SandboxLimits } from '@ghost/core/sandbox';
 export const launcherShellPath = '/bin/sh';
 
 /** Starts the program with exactly the environment it is given, by absolute path. */
-export const environmentProgramPath = '/usr/bin/env';
+const environmentProgramPath = '/usr/bin/env';
 
 /** The exit status of the launcher when the shell refused a limit; the message goes to stderr. */
 export const launcherFailureStatus = 125;

@@ -84,14 +84,14 @@ export interface ProcessHostOptions {
  * `ready`). Hosts start in well under a second; the bound is for one that never answers, so a
  * program does not wait for it forever.
  */
-export const defaultStartTimeoutMs = 30_000;
+const defaultStartTimeoutMs = 30_000;
 
 /**
  * How many bytes of frames the parent lets a host leave unread before it gives up on it: two full
  * frames. A host reads its channel between stretches of the program; one that stops reading
  * while tool results keep arriving would otherwise make the parent buffer them without bound.
  */
-export const defaultUnreadBytesLimit = 2 * maxFrameBytes;
+const defaultUnreadBytesLimit = 2 * maxFrameBytes;
 
 /** What the model is told when the sandbox, not the engine, stopped a host at one of its limits. */
 const limitMessages: Partial<Record<keyof SandboxLimits, string>> = {

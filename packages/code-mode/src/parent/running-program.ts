@@ -34,7 +34,7 @@ export interface RunningProgramOptions {
  * parent: two full frames. The arguments of calls waiting for their turn stay in memory, so a
  * host cannot make the parent hold more than this by sending calls faster than tools run.
  */
-export const heldCallBytesLimit = 2 * maxFrameBytes;
+const heldCallBytesLimit = 2 * maxFrameBytes;
 
 function failure(callId: string, error: string): MeasuredToolCallResult {
   const result: ToolCallResult = { callId, ok: false, error };

@@ -9,7 +9,7 @@ export const defaultSpareHosts = 2;
  * How long a pool remembers a session's demand (its opening, a program starting). Spares beyond
  * the sessions active in this window retire, so a runtime whose sessions sit idle holds no spare.
  */
-export const spareIdleMs = 30_000;
+const spareIdleMs = 30_000;
 
 /** What one session sees of its pool. */
 export interface SpareHosts {

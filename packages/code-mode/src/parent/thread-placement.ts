@@ -2,7 +2,7 @@ import type { CodeModePlacement } from '../engine.js';
 import { CodeModeConfigurationError } from '../errors.js';
 
 /** The stable code of the error {@link requireContainablePlacement} throws. */
-export const threadPlacementErrorCode = 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED';
+const threadPlacementErrorCode = 'CODE_MODE_THREAD_NEEDS_UNRESTRICTED';
 
 /**
  * Refuses `placement: 'thread'` with any sandbox but `'unrestricted'`: a worker thread runs the

@@ -21,7 +21,7 @@ export const maxValueDepth = 256;
 const frameEnvelopeDepth = 3;
 
 /** The longest program id or call id a host may send; ours are a few characters. */
-export const maxIdLength = 128;
+const maxIdLength = 128;
 
 /** What a program reads when a tool call is refused for `limits.toolCalls`, host or parent side. */
 export function describeToolCallLimit(toolCalls: number): string {

@@ -25,7 +25,7 @@ export function responseCreated(): Event {
   return { type: 'response.created', response: responseObject('in_progress') };
 }
 
-export function responseInProgress(): Event {
+function responseInProgress(): Event {
   return { type: 'response.in_progress', response: responseObject('in_progress') };
 }
 

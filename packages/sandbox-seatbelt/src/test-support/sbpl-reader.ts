@@ -243,7 +243,7 @@ function pathValue(
 }
 
 /** Absolute, and without the `//`, `/./`, `/../` or trailing `/` that make a filter match nothing. */
-export function isCanonical(path: string): boolean {
+function isCanonical(path: string): boolean {
   if (!path.startsWith('/')) return false;
   if (path === '/') return true;
   return (

@@ -2,7 +2,7 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The exit status of the stand-in when its arguments are not what `sandbox-exec` takes. */
-export const standInRefusalStatus = 97;
+const standInRefusalStatus = 97;
 
 /** A stand-in for `/usr/bin/sandbox-exec`, for testing the backend's process management on Linux. */
 export interface StandInSandboxExec {
