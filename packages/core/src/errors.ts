@@ -1,5 +1,5 @@
-// Every error family of @ghost/core, so the package's modules import them from one place. Each
-// family lives in its own file; docs/errors.md lists every code.
+// The error classes core's own modules throw and catch, imported from one place (the public
+// entry, index.ts, names every family file directly). docs/errors.md lists every code.
 export { CleanupError, type CleanupErrorInit } from './cleanup-error.js';
 export {
   ConfigurationError,
@@ -16,29 +16,15 @@ export {
   markErrorClass,
 } from './ghost-error.js';
 export {
-  ModelAuthenticationError,
-  ModelContentFilterError,
-  ModelContextOverflowError,
   ModelError,
   type ModelErrorCode,
-  type ModelErrorFacts,
-  type ModelErrorInit,
   ModelRateLimitError,
-  ModelResponseError,
   ModelUnavailableError,
-  OutputValidationError,
-  type RetryableModelErrorInit,
 } from './model-errors.js';
 export {
-  PluginAlreadyRegisteredError,
   type PluginErrorCode,
-  type PluginErrorFacts,
-  type PluginErrorInit,
-  PluginInvalidError,
-  PluginLoadError,
   PluginNotFoundError,
   PluginNotInstalledError,
-  PluginVersionError,
 } from './plugin-errors.js';
 export {
   AgentInterjectionError,
@@ -57,4 +43,3 @@ export {
   type ToolSourceErrorInit,
   ToolTimeoutError,
 } from './tool-errors.js';
-export { WorkspaceClosedError } from './workspace-closed-error.js';

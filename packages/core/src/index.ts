@@ -97,6 +97,8 @@ export {
 export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind, PluginsByKind } from './plugin.js';
 export {
   PluginAlreadyRegisteredError,
+  type PluginErrorFacts,
+  type PluginErrorInit,
   PluginInvalidError,
   PluginLoadError,
   PluginNotFoundError,

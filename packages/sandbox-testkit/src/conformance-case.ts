@@ -7,7 +7,7 @@ import type { SandboxHarness } from './sandbox-harness.js';
 const hostRequirements = ['native probe'] as const;
 
 /** What a case needs to be meaningful: a capability the backend declares, or the compiled native probe. */
-export type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
+type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
 
 /** One `it` of the suite. */
 export interface ConformanceCase {
