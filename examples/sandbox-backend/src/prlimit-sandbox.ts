@@ -1,10 +1,10 @@
 import { access, constants } from 'node:fs/promises';
 import {
+  checkSpawnDirectories,
   defineSandboxBackend,
   noSandboxCapabilities,
   planSandboxSpawn,
   processGroupTree,
-  resolveSpawnPaths,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxDetection,
@@ -90,9 +90,8 @@ export function createPrlimitSandbox(options: PrlimitSandboxOptions = {}): Sandb
           backend: 'prlimit',
         });
       }
-      const plan = await resolveSpawnPaths(
-        planSandboxSpawn(spec, { name: 'prlimit', capabilities: prlimitCapabilities }),
-      );
+      const plan = planSandboxSpawn(spec, { name: 'prlimit', capabilities: prlimitCapabilities });
+      await checkSpawnDirectories(plan);
       // prlimit would start and then fail to exec a missing command; refuse it before anything runs.
       await access(plan.command, constants.X_OK).catch((error: unknown) => {
         throw new SandboxUnavailableError(

@@ -3,9 +3,9 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import {
   ConfigurationError,
+  checkSpawnDirectories,
   defineSandboxBackend,
   planSandboxSpawn,
-  resolveSpawnPaths,
   type SandboxBackendV1,
   type SandboxDetection,
   type SandboxNetwork,
@@ -140,10 +140,8 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
           },
         );
       }
-      // Real paths: bubblewrap cannot mount onto a link inside a directory it has already mounted.
-      const plan = await resolveSpawnPaths(
-        planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities }),
-      );
+      const plan = planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities });
+      await checkSpawnDirectories(plan);
       const runtimePaths = await Promise.all(
         plan.runtimePaths.map((path, index) => requireExisting(path, `runtimePaths[${index}]`)),
       );

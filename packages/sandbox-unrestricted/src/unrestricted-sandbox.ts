@@ -1,9 +1,9 @@
 import {
+  checkSpawnDirectories,
   defineSandboxBackend,
   noSandboxCapabilities,
   planSandboxSpawn,
   processGroupTree,
-  resolveSpawnPaths,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxDetection,
@@ -74,9 +74,8 @@ export const unrestrictedSandbox: SandboxBackendV1 = defineSandboxBackend({
     return { available: true, capabilities: unrestrictedCapabilities };
   },
   async spawn(spec: SandboxSpawnSpec): Promise<SandboxProcess> {
-    const plan = await resolveSpawnPaths(
-      planSandboxSpawn(spec, { name: 'unrestricted', capabilities: unrestrictedCapabilities }),
-    );
+    const plan = planSandboxSpawn(spec, { name: 'unrestricted', capabilities: unrestrictedCapabilities });
+    await checkSpawnDirectories(plan);
     // Starting a program only to kill it at once would be wasted work; reject with the abort reason.
     plan.signal?.throwIfAborted();
     const child = await startSandboxChild(plan, {

@@ -4,8 +4,7 @@
  * itself, and what it enforces. Applications do not need this entry point.
  *
  * - {@link planSandboxSpawn} checks a spawn spec against the backend's capabilities and applies
- *   its defaults; {@link resolveSpawnPaths} makes its paths real (resolving links) and checks they
- *   exist ({@link checkSpawnDirectories} only checks the workspace and working directory).
+ *   its defaults; {@link checkSpawnDirectories} checks the workspace and working directory.
  * - {@link startSandboxChild} starts the (wrapped) command in its own process group with the pipes
  *   the contract needs.
  * - {@link superviseSandboxProcess} turns the child into a `SandboxProcess`: wall timer, abort,
@@ -18,14 +17,15 @@
  *
  * @example
  * ```ts
- * import { defineSandboxBackend, planSandboxSpawn, resolveSpawnPaths, startSandboxChild,
+ * import { defineSandboxBackend, planSandboxSpawn, checkSpawnDirectories, startSandboxChild,
  *   superviseSandboxProcess, processGroupTree } from '@ghost/core/sandbox';
  *
  * export const niceSandbox = defineSandboxBackend({
  *   kind: 'sandbox', specificationVersion: 'sandbox-v1', name: 'nice', platforms: ['linux'],
  *   detect: async () => ({ available: true, capabilities }),
  *   async spawn(spec) {
- *     const plan = await resolveSpawnPaths(planSandboxSpawn(spec, { name: 'nice', capabilities }));
+ *     const plan = planSandboxSpawn(spec, { name: 'nice', capabilities });
+ *     await checkSpawnDirectories(plan);
  *     const child = await startSandboxChild(plan, { backend: 'nice', command: '/usr/bin/nice', args: [plan.command, ...plan.args] });
  *     return superviseSandboxProcess({ backend: 'nice', plan, child, tree: processGroupTree(child.pid!) });
  *   },
@@ -58,7 +58,6 @@ export {
 export { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output.js';
 export { processGroupTree } from './process-group-tree.js';
 export { beforeDeadline, streamsSettled } from './process-waiting.js';
-export { resolveSpawnPaths } from './resolve-spawn-paths.js';
 export { ignoreLaterErrors, type SandboxChildLaunch, startSandboxChild } from './sandbox-child.js';
 export type { SandboxProcessTree } from './sandbox-process-tree.js';
 export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';

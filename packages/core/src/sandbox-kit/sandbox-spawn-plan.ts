@@ -243,8 +243,7 @@ function requireAbsolutePath(value: unknown, field: string): string {
   return path;
 }
 
-/** Whether `path` is `root` or inside it, by their names (`resolveSpawnPaths` checks it again on real paths). */
-export function isInside(path: string, root: string): boolean {
+function isInside(path: string, root: string): boolean {
   const fromRoot = relative(root, path);
   return fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot));
 }
