@@ -1,8 +1,9 @@
 // Where a cold start goes: spawn a Node → first result of `1` in a QuickJS session in the native
 // sandbox, split with performance.now() marks (the parent's spawn and the child's marks on one
 // clock, performance.timeOrigin + now()), then the host's own start measured alone. Nothing here
-// is in library code. Run after `pnpm build` with the Node to measure, such as
-// `node scripts/lts-node.mjs run bench/cold-start-breakdown.js [runs]`; it prints medians.
+// is in library code. Run after `pnpm build` from bench/ (the application whose dependencies name
+// the sandbox packages), with the Node to measure, such as
+// `cd bench && node ../scripts/lts-node.mjs run cold-start-breakdown.js [runs]`; it prints medians.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
