@@ -37,11 +37,14 @@ export function createDescriptorTransport(fd = 3): HostTransport & { close(): vo
  * The whole life of a process host: rehearse (see {@link rehearseProgram}), say hello, run one
  * program (or, set up with reuse, programs while they complete), and exit. A host started for a
  * program that is already waiting (with `--ghost-no-rehearsal`) says hello at once.
- * An engine's host script is `runProcessHost(driver)` and nothing else.
+ * An engine's host script is `runProcessHost(driver)` and nothing else. It never rejects (so a
+ * host script may call it with `void`): a failure, even of opening the parent's channel, is written
+ * to stderr and ends the host with exit code 70.
  */
 export async function runProcessHost(driver: EngineDriver): Promise<void> {
-  const transport = createDescriptorTransport();
+  let transport: ReturnType<typeof createDescriptorTransport> | undefined;
   try {
+    transport = createDescriptorTransport();
     if (!process.argv.includes(noRehearsalArgument)) await rehearseProgram(driver);
     const served = serveProgram(driver, transport);
     transport.send({ type: 'hello', protocol: protocolVersion, engine: driver.engine });
@@ -50,5 +53,5 @@ export async function runProcessHost(driver: EngineDriver): Promise<void> {
     process.stderr.write(`ghost host: ${(error as Error).message}\n`);
     process.exitCode = 70;
   }
-  transport.close();
+  transport?.close();
 }
