@@ -6,7 +6,7 @@
 // `cd bench && node ../scripts/lts-node.mjs run cold-start-breakdown.js [runs]`; it prints medians.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const now = () => performance.timeOrigin + performance.now();
@@ -93,40 +93,23 @@ function untilExit(args) {
 /** The host's start alone, outside the sandbox, with the engine's own command line. */
 async function hostAlone(runs) {
   const engineRoot = dirname(fileURLToPath(import.meta.resolve('@ghost/engine-quickjs/package.json')));
-  const { hostStartOptions } = await import(
-    pathToFileURL(join(engineRoot, 'dist/host-start-options.js')).href
-  );
   const { quickjsEngine } = await import('@ghost/engine-quickjs');
   const permission =
     Number(process.versions.node.split('.')[0]) >= 22 ? '--permission' : '--experimental-permission';
-  const start = hostStartOptions();
-  const paths = [...quickjsEngine.runtimePaths, ...start.readPaths].map((path) => `--allow-fs-read=${path}`);
-  const script = join(engineRoot, 'dist/host.cjs');
-  const host = [permission, ...paths, '--no-warnings', ...start.nodeOptions, script];
-  const fromScript = [
-    permission,
-    ...paths,
-    '--no-warnings',
-    ...start.nodeOptions.filter((option) => !option.startsWith('--snapshot-blob')),
-    script,
-  ];
+  const paths = quickjsEngine.runtimePaths.map((path) => `--allow-fs-read=${path}`);
+  // The engine's V8 flags for its hosts (engine-quickjs/src/host-start.ts).
+  const host = [permission, ...paths, '--no-warnings', '--liftoff-only', join(engineRoot, 'dist/host.cjs')];
   const rows = {
     'node -e 0': [],
     'host → hello, no rehearsal': [],
     'host → hello, rehearsed (a spare)': [],
-    'host → hello from the script, no rehearsal': [],
   };
   for (let run = 0; run < runs; run += 1) {
     rows['node -e 0'].push(await untilExit(['-e', '0']));
     rows['host → hello, no rehearsal'].push(await untilFirstFrame([...host, '--ghost-no-rehearsal']));
     rows['host → hello, rehearsed (a spare)'].push(await untilFirstFrame(host));
-    rows['host → hello from the script, no rehearsal'].push(
-      await untilFirstFrame([...fromScript, '--ghost-no-rehearsal']),
-    );
   }
-  const snapshot =
-    start.nodeOptions.find((option) => option.startsWith('--snapshot-blob')) ?? 'none (script)';
-  return { snapshot, rows: Object.entries(rows).map(([name, values]) => [name, median(values)]) };
+  return Object.entries(rows).map(([name, values]) => [name, median(values)]);
 }
 
 /** Cold exec of `1` with no spare, in bubblewrap and outside it: what the sandbox adds to a host start. */
@@ -157,21 +140,21 @@ if (process.argv[2] === 'child') {
 } else {
   const runs = Number(process.argv[2] ?? 7);
   const samples = [];
-  await coldRun(); // the first run may fill the detection and snapshot caches
+  await coldRun(); // the first run may fill the sandbox detection's cache
   for (let run = 0; run < runs; run += 1) samples.push(await coldRun());
   const steps = [
     ['spawn → Node runs the first line', (s) => s.nodeStarted - s.spawnedAt],
     ['imports (typebox, core, code-mode, engine-quickjs)', (s) => s.imported - s.nodeStarted],
     ['define a tool', (s) => s.toolDefined - s.imported],
-    ['open the session (detection, snapshot lookup, host launched)', (s) => s.opened - s.toolDefined],
+    ['open the session (cached detection, host launched)', (s) => s.opened - s.toolDefined],
     ['first exec of `1` (waits for the host)', (s) => s.firstResult - s.opened],
     ['spawn → first result (child clock)', (s) => s.firstResult - s.spawnedAt],
     ['spawn → first result seen by the parent', (s) => s.seenAt - s.spawnedAt],
   ];
   console.log(`Cold start on Node ${process.version}, ${runs} runs, medians (ms):`);
   for (const [name, of] of steps) console.log(`  ${name}: ${median(samples.map(of)).toFixed(1)}`);
-  const { snapshot, rows } = await hostAlone(runs);
-  console.log(`The host alone, outside the sandbox (snapshot: ${snapshot}):`);
+  const rows = await hostAlone(runs);
+  console.log('The host alone, outside the sandbox:');
   for (const [name, value] of rows) console.log(`  ${name}: ${value.toFixed(1)}`);
   console.log('What the sandbox adds:');
   for (const [name, value] of await sandboxCost(runs)) console.log(`  ${name}: ${value.toFixed(1)}`);

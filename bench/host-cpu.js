@@ -26,16 +26,14 @@ function reapedChildrenCpuMs() {
 
 const packageRoot = dirname(createRequire(import.meta.url).resolve('@ghost/engine-quickjs/package.json'));
 const hostScript = join(packageRoot, 'dist/host.cjs');
-const packageBlob = join(packageRoot, 'dist/host.blob');
 // The engine's own V8 flags for its hosts (host-start.ts), and what it started hosts with before.
 const liftoffOnly = '--liftoff-only';
 const tiering = '--wasm-tiering-budget=2000000000';
 
 /** How a host starts, by name: Node options for the QuickJS host. */
 export const hostVariants = {
-  engine: undefined, // what the engine does (its snapshot when one fits)
-  script: [liftoffOnly], // from the bundled script, with the engine's flags
-  snapshot: [liftoffOnly, `--snapshot-blob=${packageBlob}`], // the package's snapshot (this Node's build)
+  engine: undefined, // what the engine does
+  script: [liftoffOnly], // from the bundled script with the engine's flags: what the engine does
   tiered: [tiering], // from the script, with the wasm tier-up hosts had before 2026-12-05
   plain: [], // from the script, at V8's defaults
 };

@@ -45,7 +45,7 @@ const sandbox = await sandboxFigures();
 const engines = await engineFigures();
 const modelTurns = await modelTurnFigures();
 const coldStart = await coldStartFigures();
-const hostCost = await hostCostFigures(30, ['engine', 'script']);
+const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([

@@ -22,9 +22,6 @@ export function ghostProject(name, overrides = {}) {
         testTimeout: 20_000,
         hookTimeout: 20_000,
         restoreMocks: true,
-        // No background build of the QuickJS host's cached startup snapshot from a test process
-        // (its child would show among the tests' processes); the tests of the cache set it.
-        env: { GHOST_QUICKJS_SNAPSHOT_CACHE: 'off' },
         // Every test fails that lets a rejection or an exception go unhandled (see the file).
         setupFiles: [fileURLToPath(new URL('./unhandled-errors.js', import.meta.url))],
       },

@@ -34,14 +34,14 @@ export interface HostEngineHost {
 
 /**
  * What one session's hosts get beyond the engine's definition, as `prepare` decides when the
- * session opens: a startup snapshot found since the last session, a native addon's location.
+ * session opens, such as the location of the native addon its check loaded.
  */
 export interface HostSessionStart {
   /** Arguments after the host script, such as the path of a native addon the host must load. */
   readonly hostArguments?: readonly string[];
   /** Node options for this session's hosts, in place of `host.nodeOptions`. */
   readonly nodeOptions?: readonly string[];
-  /** Absolute paths this session's hosts may also read, such as a cached snapshot file. */
+  /** Absolute paths this session's hosts may also read, such as a file found when the session opened. */
   readonly readPaths?: readonly string[];
 }
 

@@ -1,7 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode';
-import { hostScript } from './host-start.js';
-import { hostStartOptions } from './host-start-options.js';
+import { hostScript, hostV8Options } from './host-start.js';
 import { quickjsInstructions } from './quickjs-instructions.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -20,8 +19,7 @@ export const quickjsEngine: EngineV1 = defineHostEngine({
   runtimePaths: Object.freeze(packageRuntimePaths(packageRoot)),
   placements: ['process', 'session', 'thread'],
   instructions: quickjsInstructions,
-  host: { script: hostScript, threadWorker },
-  // Looked up per session, so a snapshot built while this process runs is used from then on; a
-  // worker thread starts no Node, so it needs none.
-  prepare: (context) => (context.placement === 'thread' ? undefined : hostStartOptions()),
+  // Hosts start from the bundled script: with QuickJS on Liftoff only, that is faster than from a
+  // Node startup snapshot (docs/decisions/2026-12-05-host-start-without-snapshot.md).
+  host: { script: hostScript, threadWorker, nodeOptions: hostV8Options },
 });

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
  * The path of QuickJS's wasm, found the way `require` finds it from this file or from a host
  * bundle built from it (both sit one directory below the package root, next to node_modules).
  */
-export function quickjsWasmPath(): string {
+function quickjsWasmPath(): string {
   return createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
 }
 
