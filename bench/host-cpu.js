@@ -130,7 +130,7 @@ export async function hostCostFigures(
     await roundTrip(
       `guest → no-op tool round trip, session host (${sandbox})`,
       { placement: 'session', sandbox },
-      100,
+      900, // the fresh hosts' pause: this process's CPU per call depends on how long it sat idle
       {
         runs: 6,
         warmup: 1,

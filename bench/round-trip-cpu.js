@@ -67,11 +67,11 @@ export async function roundTripCpu(options, runs = 7) {
     },
   });
   const perRun = [];
-  const isSession = options.placement === 'session';
   await withSession({ ...options, tools: [stamp] }, async (session) => {
     for (let run = 0; run < runs; run += 1) {
-      // A fresh host's spare needs time to start; a session host is already there.
-      await delay(isSession ? 100 : 1500);
+      // Time for a fresh host's spare to start; a session host waits as long, since this
+      // process's own CPU per call depends on how long it sat idle before the program.
+      await delay(1500);
       calls = 0;
       samples.length = 0;
       const result = await session.execute(
