@@ -1,12 +1,19 @@
 /**
- * Test helpers for code-mode engines: the conformance suite every engine runs, sessions opened
- * without an agent, and a forged host that plays a compromised engine host against the parent.
+ * Test helpers for code-mode engines: the conformance suite every engine runs, the check of the
+ * guest API manifest against the prelude in an engine's interpreter, sessions opened without an
+ * agent, and a forged host that plays a compromised engine host against the parent.
  *
  * @packageDocumentation
  */
 
 export { leftoverEntries } from '../open-code-mode-session.js';
 export { descendantProcesses } from './child-processes.js';
+export {
+  describeGuestPreludeConformance,
+  type GuestPreludeConformanceOptions,
+  type GuestPreludeSources,
+  type InstallGuestPrelude,
+} from './describe-guest-prelude-conformance.js';
 export { describeAgentCases } from './engine-conformance/agent-cases.js';
 export { describeBadProgramCases } from './engine-conformance/bad-program-cases.js';
 export {
