@@ -9,16 +9,20 @@ let parserLoading: Promise<void> | undefined;
 
 /**
  * Loads the parser ahead of the first program (a session starts it while its first host starts),
- * so `prepareProgramSource` then never loads anything. Never rejects: should the load fail,
+ * so `prepareProgramSource` then never loads anything. The import starts on the next turn of the
+ * event loop: since Node 22 an `import()` compiles the module before it returns, which would
+ * otherwise lengthen the open of the session that asks. Never rejects: should the load fail,
  * `prepareProgramSource` loads it itself and reports the failure there.
  */
 export function loadProgramParser(): Promise<void> {
-  parserLoading ??= import('acorn').then(
-    (loaded) => {
-      parser ??= loaded;
-    },
-    () => undefined,
-  );
+  parserLoading ??= new Promise<void>((resolve) => setImmediate(resolve))
+    .then(() => import('acorn'))
+    .then(
+      (loaded) => {
+        parser ??= loaded;
+      },
+      () => undefined,
+    );
   return parserLoading;
 }
 
