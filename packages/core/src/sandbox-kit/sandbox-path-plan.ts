@@ -1,4 +1,4 @@
-import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
 import { isInside, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
@@ -70,10 +70,12 @@ export interface SandboxPathPlan {
  * ```
  */
 export async function planSandboxPaths(plan: SandboxSpawnPlan): Promise<SandboxPathPlan> {
-  const workspace = await realDirectory(plan.workspace, 'workspace');
+  // Synchronous calls inside: a few hundred metadata reads of local paths on every spawn, each a
+  // round trip through libuv's thread pool when asynchronous, cost more than they block.
+  const workspace = realDirectory(plan.workspace, 'workspace');
   const realPaths: string[] = [];
   for (const [index, path] of plan.runtimePaths.entries()) {
-    realPaths.push(await realPathOf(path, `runtimePaths[${index}]`));
+    realPaths.push(realPathOf(path, `runtimePaths[${index}]`));
   }
   const readPaths = outermostPaths(realPaths, workspace);
   const mounted = [...readPaths, workspace];
@@ -87,13 +89,13 @@ export async function planSandboxPaths(plan: SandboxSpawnPlan): Promise<SandboxP
     { path: plan.workspace, real: workspace, field: 'workspace' },
   ];
   for (const { path, real, field } of given) {
-    for (const link of await linksOnTheWay({ path, real, field }, mounted, workspace)) {
+    for (const link of linksOnTheWay({ path, real, field }, mounted, workspace)) {
       links.set(link.path, link.target);
     }
   }
-  const cwd = plan.cwd === plan.workspace ? workspace : await realDirectory(plan.cwd, 'cwd');
+  const cwd = plan.cwd === plan.workspace ? workspace : realDirectory(plan.cwd, 'cwd');
   // Only checked: the process starts in the real directory, so its links need not exist inside.
-  await linksOnTheWay({ path: plan.cwd, real: cwd, field: 'cwd' }, mounted, workspace);
+  linksOnTheWay({ path: plan.cwd, real: cwd, field: 'cwd' }, mounted, workspace);
   if (!mounted.some((root) => isInside(cwd, root))) {
     throw new ConfigurationError(
       `The spawn spec's cwd ${plan.cwd} is really ${cwd}, neither inside the workspace ${workspace} nor inside a runtime path. Use a directory in one of them.`,
@@ -136,17 +138,17 @@ function isStrictlyInside(outer: string, workspace: string, path: string): boole
  * The links to create so that `path` resolves inside the sandbox: those met on the way outside
  * every mounted path. Refuses a path that leaves the workspace through a link inside it.
  */
-async function linksOnTheWay(
+function linksOnTheWay(
   { path, real, field }: { readonly path: string; readonly real: string; readonly field: string },
   mounted: readonly string[],
   workspace: string,
-): Promise<readonly SandboxPathLink[]> {
+): readonly SandboxPathLink[] {
   // A path that is its own real path goes through no link: every name leading to a real path is
   // a directory, not a link.
   if (real === resolve(path)) return [];
   // As the host resolves it, every link followed by its own target: the chain a recreated link
   // skips is checked here.
-  const onHost = await walkNames(path, field, () => false);
+  const onHost = walkNames(path, field, () => false);
   if (onHost.followed.some((link) => isInside(link, workspace)) && !isInside(onHost.real, workspace)) {
     // Links in the workspace may have been made by a program: following one out of it would let a
     // program choose what a later sandbox shows.
@@ -155,7 +157,7 @@ async function linksOnTheWay(
       { option: field, path },
     );
   }
-  const inSandbox = await walkNames(path, field, (link) => !mounted.some((root) => isInside(link, root)));
+  const inSandbox = walkNames(path, field, (link) => !mounted.some((root) => isInside(link, root)));
   return inSandbox.recreated;
 }
 
@@ -171,11 +173,7 @@ interface NameWalk {
  * is replaced by one pointing at its real path, so resolution goes on from there, as it will
  * inside the sandbox; any other link is followed by its own target (a mount shows it as it is).
  */
-async function walkNames(
-  path: string,
-  field: string,
-  recreates: (link: string) => boolean,
-): Promise<NameWalk> {
+function walkNames(path: string, field: string, recreates: (link: string) => boolean): NameWalk {
   const recreated: SandboxPathLink[] = [];
   const followed: string[] = [];
   const pending = resolve(path).split('/');
@@ -188,9 +186,7 @@ async function walkNames(
       continue;
     }
     const next = join(current, name);
-    const found = await lstat(next).catch((error: unknown) => {
-      throw missingPath(path, field, error);
-    });
+    const found = attempt(path, field, () => lstatSync(next));
     if (!found.isSymbolicLink()) {
       current = next;
       continue;
@@ -202,14 +198,12 @@ async function walkNames(
       );
     }
     if (recreates(next)) {
-      const target = await realPathOf(next, field);
+      const target = realPathOf(next, field);
       recreated.push({ path: next, target });
       current = target;
     } else {
       followed.push(next);
-      const target = await readlink(next).catch((error: unknown) => {
-        throw missingPath(path, field, error);
-      });
+      const target = attempt(path, field, () => readlinkSync(next));
       if (isAbsolute(target)) current = '/';
       pending.unshift(...target.split('/'));
     }
@@ -217,17 +211,13 @@ async function walkNames(
   return { real: current, recreated, followed };
 }
 
-async function realPathOf(path: string, field: string): Promise<string> {
-  return realpath(path).catch((error: unknown) => {
-    throw missingPath(path, field, error);
-  });
+function realPathOf(path: string, field: string): string {
+  return attempt(path, field, () => realpathSync.native(path));
 }
 
-async function realDirectory(path: string, field: string): Promise<string> {
-  const real = await realPathOf(path, field);
-  const found = await stat(real).catch((error: unknown) => {
-    throw missingPath(path, field, error);
-  });
+function realDirectory(path: string, field: string): string {
+  const real = realPathOf(path, field);
+  const found = attempt(path, field, () => statSync(real));
   if (!found.isDirectory()) {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${path} is not a directory. Pass an existing directory.`,
@@ -237,9 +227,14 @@ async function realDirectory(path: string, field: string): Promise<string> {
   return real;
 }
 
-function missingPath(path: string, field: string, error: unknown): ConfigurationError {
-  return new ConfigurationError(
-    `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass a path that exists.`,
-    { cause: error, option: field, path },
-  );
+/** `read()`, with a failure turned into the error naming the spec's field and path. */
+function attempt<Result>(path: string, field: string, read: () => Result): Result {
+  try {
+    return read();
+  } catch (error) {
+    throw new ConfigurationError(
+      `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass a path that exists.`,
+      { cause: error, option: field, path },
+    );
+  }
 }
