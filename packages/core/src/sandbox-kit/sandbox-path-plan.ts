@@ -119,7 +119,7 @@ function outermostPaths(realPaths: readonly string[], workspace: string): string
   for (const path of realPaths) {
     if (kept.includes(path)) continue;
     const covered = realPaths.some(
-      (other) => other !== path && isInside(path, other) && !isStrictlyInside(other, workspace, path),
+      (other) => other !== path && isInside(path, other) && !hasWorkspaceBetween(other, path, workspace),
     );
     if (!covered) kept.push(path);
   }
@@ -130,7 +130,7 @@ function outermostPaths(realPaths: readonly string[], workspace: string): string
  * Whether the workspace lies between `outer` and `path`: then `path` is shown over the writable
  * workspace and must be mounted itself to stay read-only.
  */
-function isStrictlyInside(outer: string, workspace: string, path: string): boolean {
+function hasWorkspaceBetween(outer: string, path: string, workspace: string): boolean {
   return workspace !== outer && isInside(workspace, outer) && isInside(path, workspace);
 }
 
