@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   defineHostEngine,
@@ -58,9 +57,9 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
     // The host loads the addon the preflight checked, named here, so the two never disagree (a
     // build for another Node.js beside the host, say).
     const install = findIsolatedVm(settings.resolveFrom);
-    // The real directory, not a package manager's link to it: a sandbox mounts what it is given,
-    // and bubblewrap cannot mount onto a link inside a directory it has already mounted.
-    const directory = install === undefined ? undefined : realpathSync(install.directory);
+    // As found, maybe through a package manager's link: the sandbox backend mounts its real path
+    // and recreates the link where no mount shows it (planSandboxPaths in @ghost/core/sandbox).
+    const directory = install?.directory;
     const addon = directory === undefined ? undefined : findIsolatedVmAddon(directory);
     if (directory === undefined || addon === undefined) {
       checked = undefined;

@@ -1,4 +1,4 @@
-import type { SandboxSpawnPlan } from '@ghost/core/sandbox';
+import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { bwrapArguments, sandboxHostname } from './bwrap-arguments.js';
 import type { BwrapIdentity } from './bwrap-identity.js';
@@ -17,6 +17,14 @@ const plan: SandboxSpawnPlan = {
   signal: undefined,
 };
 
+/** The plan's paths as `planSandboxPaths` finds them when none is a link. */
+const paths: SandboxPathPlan = {
+  readPaths: plan.runtimePaths,
+  workspace: plan.workspace,
+  cwd: plan.cwd,
+  links: [],
+};
+
 /** The values that follow each occurrence of `flag`. */
 function valuesOf(args: string[], flag: string, count = 1): string[][] {
   return args.flatMap((arg, index) => (arg === flag ? [args.slice(index + 1, index + 1 + count)] : []));
@@ -33,6 +41,7 @@ const droppedIdentity: BwrapIdentity = {
 
 describe('bwrapArguments', () => {
   const args = bwrapArguments(plan, {
+    paths,
     sharedLibraries: ['/lib64/ld-linux-x86-64.so.2'],
     identity: parentIdentity,
     seccompFd: 4,
@@ -127,15 +136,72 @@ describe('bwrapArguments', () => {
   it("shares the host's network only when asked", () => {
     const shared = bwrapArguments(
       { ...plan, network: 'host' },
-      { sharedLibraries: [], identity: parentIdentity, emptyFileFd: 3, infoFd: 4 },
+      { paths, sharedLibraries: [], identity: parentIdentity, emptyFileFd: 3, infoFd: 4 },
     );
     expect(shared).not.toContain('--unshare-net');
     expect(shared).not.toContain('--seccomp');
   });
 });
 
+describe('bwrapArguments with links to recreate', () => {
+  // An application whose node_modules/@scope/engine links to a store outside it, and a workspace
+  // given through a link.
+  const linkedPlan: SandboxSpawnPlan = {
+    ...plan,
+    runtimePaths: ['/opt/app/node_modules/@scope/engine'],
+    workspace: '/var/tmp-link/ghost-program-1',
+    cwd: '/var/tmp-link/ghost-program-1',
+  };
+  const args = bwrapArguments(linkedPlan, {
+    paths: {
+      readPaths: ['/store/engine'],
+      workspace: '/tmp/ghost-program-1',
+      cwd: '/tmp/ghost-program-1',
+      links: [
+        { path: '/opt/app/node_modules/@scope/engine', target: '/store/engine' },
+        { path: '/var/tmp-link', target: '/tmp' },
+      ],
+    },
+    sharedLibraries: [],
+    identity: droppedIdentity,
+    emptyFileFd: 3,
+    infoFd: 4,
+  });
+
+  it('binds the real paths, not the ones given through links, and starts in the real working directory', () => {
+    expect(valuesOf(args, '--ro-bind', 2)).toContainEqual(['/store/engine', '/store/engine']);
+    expect(valuesOf(args, '--bind', 2)).toEqual([['/tmp/ghost-program-1', '/tmp/ghost-program-1']]);
+    expect(args.join(' ')).not.toContain('--ro-bind /opt/app');
+    expect(valuesOf(args, '--chdir')).toEqual([['/tmp/ghost-program-1']]);
+  });
+
+  it('recreates each link after the binds, its parents made searchable by anyone first', () => {
+    expect(valuesOf(args, '--symlink', 2)).toEqual([
+      ['/store/engine', '/opt/app/node_modules/@scope/engine'],
+      ['/tmp', '/var/tmp-link'],
+    ]);
+    const lastBind = args.lastIndexOf('--bind');
+    expect(args.indexOf('--symlink')).toBeGreaterThan(lastBind);
+    const directories = valuesOf(args, '--dir').map(([path]) => path);
+    for (const parent of [
+      '/opt',
+      '/opt/app',
+      '/opt/app/node_modules',
+      '/opt/app/node_modules/@scope',
+      '/var',
+    ]) {
+      expect(directories).toContain(parent);
+      expect(args[args.indexOf(parent) - 2]).toBe('0755');
+    }
+    // The links themselves are not directories.
+    expect(directories).not.toContain('/opt/app/node_modules/@scope/engine');
+    expect(directories).not.toContain('/var/tmp-link');
+  });
+});
+
 describe('bwrapArguments with a root parent', () => {
   const args = bwrapArguments(plan, {
+    paths,
     sharedLibraries: ['/lib64/ld-linux-x86-64.so.2'],
     identity: droppedIdentity,
     seccompFd: 4,

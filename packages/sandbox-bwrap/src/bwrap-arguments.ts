@@ -1,8 +1,10 @@
-import type { SandboxSpawnPlan } from '@ghost/core/sandbox';
+import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
 import type { BwrapIdentity } from './bwrap-identity.js';
 
 /** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */
 export interface BwrapLayout {
+  /** The plan's paths made real, and the links to recreate (`planSandboxPaths` in `@ghost/core/sandbox`). */
+  readonly paths: SandboxPathPlan;
   /** Files the dynamic loader needs to start the command (interpreter and shared libraries). */
   readonly sharedLibraries: readonly string[];
   /** Who the program runs as: the parent's ids in a user namespace, or dropped from root. */
@@ -29,8 +31,8 @@ const dropCapabilities = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_RE
 /**
  * The bubblewrap command line for one sandboxed process: new pid, ipc, uts, cgroup, mount and
  * (unless `network: 'host'`) net namespaces, no capabilities, a read-only tmpfs root holding only
- * the runtime paths and the command's libraries (bound read-only at their own paths), the
- * workspace writable, a fresh `/proc` with `/proc/sys` read-only and the kernel command line and
+ * the runtime paths and the command's libraries (bound read-only at their real paths, with the
+ * links that lead to them outside every bound path recreated), the workspace writable, a fresh `/proc` with `/proc/sys` read-only and the kernel command line and
  * pid 1 covered, a read-only minimal `/dev`, a neutral host name, the environment cleared and set
  * to exactly `plan.env`, and the network only when asked for.
  *
@@ -41,7 +43,7 @@ const dropCapabilities = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_RE
  *
  * @example
  * ```ts
- * spawn('bwrap', bwrapArguments(plan, { sharedLibraries, identity, seccompFd: 4, emptyFileFd: 5, infoFd: 6 }), { stdio });
+ * spawn('bwrap', bwrapArguments(plan, { paths, sharedLibraries, identity, seccompFd: 4, emptyFileFd: 5, infoFd: 6 }), { stdio });
  * ```
  */
 export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
@@ -81,7 +83,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     '--remount-ro',
     '/dev',
     '--chdir',
-    plan.cwd,
+    layout.paths.cwd,
     '--info-fd',
     String(layout.infoFd),
     ...(layout.seccompFd === undefined ? [] : ['--seccomp', String(layout.seccompFd)]),
@@ -142,35 +144,36 @@ function dropCommand(identity: Extract<BwrapIdentity, { kind: 'dropped' }>): str
 }
 
 /**
- * The directories leading to the binds, then read-only binds for the runtime, then the writable
- * workspace. Parents are bound before the paths inside them, so a runtime path nested in another
- * (or the workspace inside a runtime path) stays what it was asked to be.
+ * The directories leading to the binds and links, then read-only binds for the runtime, then the
+ * writable workspace, then the links. Parents are bound before the paths inside them, so a runtime
+ * path nested in another (or the workspace inside a runtime path) stays what it was asked to be.
+ * Links come last: each lies outside every bound path (`planSandboxPaths` lists no other), in
+ * the tmpfs root, where it points at a real path bound above or at nothing.
  */
 function mounts(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
+  const { paths } = layout;
   const dropTools =
     layout.identity.kind === 'dropped' ? [layout.identity.setpriv, ...layout.identity.setprivLibraries] : [];
-  const readOnly = [
-    ...new Set([plan.command, ...layout.sharedLibraries, ...dropTools, ...plan.runtimePaths]),
-  ];
+  const readOnly = [...new Set([plan.command, ...layout.sharedLibraries, ...dropTools, ...paths.readPaths])];
   const binds = [
     ...readOnly.map((path) => ({ path, flag: '--ro-bind' })),
-    { path: plan.workspace, flag: '--bind' },
+    { path: paths.workspace, flag: '--bind' },
   ].sort((a, b) => depth(a.path) - depth(b.path));
+  // The command and its libraries are bound at the paths given; a link there is not made again.
+  const links = paths.links.filter((link) => !readOnly.includes(link.path));
   return [
-    ...leadingDirectories(binds.map(({ path }) => path)).flatMap((path) => [
-      '--perms',
-      '0755',
-      '--dir',
-      path,
-    ]),
+    ...leadingDirectories([...binds.map(({ path }) => path), ...links.map(({ path }) => path)]).flatMap(
+      (path) => ['--perms', '0755', '--dir', path],
+    ),
     ...binds.flatMap(({ path, flag }) => [flag, path, path]),
+    ...links.flatMap(({ path, target }) => ['--symlink', target, path]),
   ];
 }
 
 /**
  * The directories bubblewrap would create in the tmpfs root on the way to `destinations`, parents
- * first, to be made ahead with mode 0755: bubblewrap makes them itself with a mode that depends on
- * its version (0700 for 0.8 here), which the unprivileged identity of a root parent could not
+ * first, to be made ahead with mode 0755: bubblewrap makes them itself (for a bind, and for a
+ * link's parents) with a mode that depends on its version (0700 for 0.8 here), which the unprivileged identity of a root parent could not
  * search. Directories that are destinations, or inside one, are the host's and left alone.
  */
 function leadingDirectories(destinations: readonly string[]): string[] {

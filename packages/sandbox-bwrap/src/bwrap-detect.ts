@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   noSandboxCapabilities,
+  planSandboxPaths,
   planSandboxSpawn,
   type SandboxCapabilities,
   type SandboxCheck,
@@ -330,6 +331,7 @@ async function proveSandbox(
     try {
       child = await start({
         plan,
+        paths: await planSandboxPaths(plan),
         tools,
         sharedLibraries: await sharedLibraries(command),
         identity,

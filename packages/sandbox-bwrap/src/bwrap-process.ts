@@ -8,6 +8,7 @@ import {
   ignoreLaterErrors,
   type SandboxExit,
   type SandboxLimits,
+  type SandboxPathPlan,
   type SandboxProcess,
   type SandboxProcessTree,
   type SandboxSpawnPlan,
@@ -44,6 +45,8 @@ interface SandboxInfo {
 /** Everything {@link startBwrapProcess} needs: the checked spec and what the backend prepared. */
 export interface BwrapProcessOptions {
   readonly plan: SandboxSpawnPlan;
+  /** The plan's paths made real, and the links to recreate. */
+  readonly paths: SandboxPathPlan;
   readonly tools: HostTools;
   readonly sharedLibraries: readonly string[];
   /** Who the program runs as. */
@@ -68,6 +71,7 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
   const emptyFileFd = 3 + channelCount + (seccompFd === undefined ? 0 : 1);
   const infoFd = emptyFileFd + 1;
   const args = bwrapArguments(plan, {
+    paths: options.paths,
     sharedLibraries: options.sharedLibraries,
     identity,
     emptyFileFd,

@@ -3,8 +3,8 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import {
   ConfigurationError,
-  checkSpawnDirectories,
   defineSandboxBackend,
+  planSandboxPaths,
   planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxDetection,
@@ -141,7 +141,10 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
         );
       }
       const plan = planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities });
-      await checkSpawnDirectories(plan);
+      // Real paths to bind, and the links to recreate outside them: bubblewrap cannot bind onto a
+      // link inside a directory it has already bound, and Node resolves a linked package's
+      // dependencies from the link's own location.
+      const paths = await planSandboxPaths(plan);
       const runtimePaths = await Promise.all(
         plan.runtimePaths.map((path, index) => requireExisting(path, `runtimePaths[${index}]`)),
       );
@@ -190,6 +193,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       try {
         return await startBwrapProcess({
           plan,
+          paths,
           tools: found.tools,
           sharedLibraries: libraries,
           identity,

@@ -5,6 +5,9 @@
  *
  * - {@link planSandboxSpawn} checks a spawn spec against the backend's capabilities and applies
  *   its defaults; {@link checkSpawnDirectories} checks the workspace and working directory.
+ * - {@link planSandboxPaths}, for a backend that mounts paths (or writes path rules), resolves the
+ *   plan's links once: the real paths to show, and the links to recreate so that paths given
+ *   through links outside every mount still resolve inside.
  * - {@link startSandboxChild} starts the (wrapped) command in its own process group with the pipes
  *   the contract needs.
  * - {@link superviseSandboxProcess} turns the child into a `SandboxProcess`: wall timer, abort,
@@ -59,6 +62,11 @@ export { BoundedOutputBuffer, defaultBoundedOutputBytes } from './bounded-output
 export { processGroupTree } from './process-group-tree.js';
 export { beforeDeadline, streamsSettled } from './process-waiting.js';
 export { ignoreLaterErrors, type SandboxChildLaunch, startSandboxChild } from './sandbox-child.js';
+export {
+  planSandboxPaths,
+  type SandboxPathLink,
+  type SandboxPathPlan,
+} from './sandbox-path-plan.js';
 export type { SandboxProcessTree } from './sandbox-process-tree.js';
 export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 export {

@@ -243,7 +243,8 @@ function requireAbsolutePath(value: unknown, field: string): string {
   return path;
 }
 
-function isInside(path: string, root: string): boolean {
+/** Whether `path` is `root` or inside it, by their names (no link is followed). */
+export function isInside(path: string, root: string): boolean {
   const fromRoot = relative(root, path);
   return fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot));
 }
