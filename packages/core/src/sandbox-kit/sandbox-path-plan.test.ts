@@ -160,6 +160,20 @@ describe('planSandboxPaths', () => {
     await expect(rejected).rejects.toThrow(`runtimePaths[0] ${join(base, 'dangling')} cannot be used`);
   });
 
+  it('refuses a runtime path through more than 40 links (the limit Linux sets), naming it; 40 resolve', async () => {
+    const base = await layout();
+    // link-0 → link-1 → … → link-40 → store/engine: 41 links from link-0, 40 from link-1.
+    await symlink(join(base, 'store', 'engine'), join(base, 'link-40'));
+    for (let index = 39; index >= 0; index -= 1) {
+      await symlink(join(base, `link-${index + 1}`), join(base, `link-${index}`));
+    }
+    const within = await planSandboxPaths(plan(base, { runtimePaths: [join(base, 'link-1')] }));
+    expect(within.readPaths).toEqual([join(base, 'store', 'engine')]);
+    const rejected = planSandboxPaths(plan(base, { runtimePaths: [join(base, 'link-0')] }));
+    await expect(rejected).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(rejected).rejects.toMatchObject({ option: 'runtimePaths[0]', path: join(base, 'link-0') });
+  });
+
   it('refuses a workspace or working directory that is missing or not a directory', async () => {
     const base = await layout();
     await expect(planSandboxPaths(plan(base, { workspace: join(base, 'none') }))).rejects.toThrow(
