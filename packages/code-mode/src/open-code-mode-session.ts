@@ -107,6 +107,7 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
     agentName: 'code-mode-session',
     input: '',
     actorId: undefined,
+    sessionId: undefined,
     context: Object.freeze({}),
     metadata: Object.freeze({}),
     deadline: undefined,

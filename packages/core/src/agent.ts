@@ -7,6 +7,7 @@ import { ConfigurationError } from './errors.js';
 import type { ModelSettings, ModelV1, ProviderOptions } from './model.js';
 import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
+import { checkSessionOptions, type SessionOptions } from './run-session.js';
 import { RunTools } from './run-tools.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
 import { prepareStructuredOutput } from './structured-output.js';
@@ -64,8 +65,22 @@ export interface AskOptions {
   readonly timeoutMs?: number;
   /** An absolute deadline (a `Date` or milliseconds since the epoch); the earlier of this and `timeoutMs` wins. */
   readonly deadline?: Date | number;
-  /** A trusted caller id for authorization. Never take it from model output. */
+  /**
+   * A trusted caller id for authorization. Never take it from model output. With a `session`, the
+   * session's `actor` is the run's actor id (give one or the other, or both the same).
+   */
   readonly actorId?: string;
+  /**
+   * Continue a stored conversation: the run loads the session's history before `input` (so pass only
+   * the new message) and writes its turn when it ends. Needs the runtime's `sessionStore`
+   * (`createRuntime({ sessionStore })`).
+   *
+   * @example
+   * ```ts
+   * await agent.ask('And shipping?', { runtime, session: { id: chatId, actor: user.id } });
+   * ```
+   */
+  readonly session?: SessionOptions;
   /** Application data for tools and authorization. */
   readonly context?: Readonly<Record<string, unknown>>;
   /** Application metadata for tracing and logs. */
@@ -149,6 +164,7 @@ const askOptionKeys = new Set([
   'timeoutMs',
   'deadline',
   'actorId',
+  'session',
   'context',
   'metadata',
   'runtime',
@@ -328,13 +344,28 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     );
     const inputText = latestUserText(conversation);
     const runtime = options.runtime ?? defaultRuntime();
+    const session = options.session === undefined ? undefined : checkSessionOptions(options.session);
+    const sessionStore = session === undefined ? undefined : runtime.sessionStore;
+    if (session !== undefined && sessionStore === undefined) {
+      throw new ConfigurationError(
+        'ask() was given a session, but the runtime has no session store: pass one to createRuntime({ sessionStore }), such as memorySessionStore() or sqliteSessionStore({ path }) from @ghost/session-sqlite.',
+        { code: 'SESSION_OPTION_INVALID', option: 'session' },
+      );
+    }
+    if (session !== undefined && options.actorId !== undefined && options.actorId !== session.actor) {
+      throw new ConfigurationError(
+        "ask() was given an actorId and a session whose actor differs: a run has one trusted actor, so give only the session's actor, or the same in both.",
+        { code: 'SESSION_OPTION_INVALID', option: 'actorId', conflicting: ['session.actor'] },
+      );
+    }
     const runId = randomUUID();
     const invocation: Invocation = Object.freeze({
       invocationId: randomUUID(),
       runId,
       agentName: name,
       input: inputText,
-      actorId: options.actorId,
+      actorId: session?.actor ?? options.actorId,
+      sessionId: session?.id,
       context: Object.freeze({ ...options.context }),
       metadata: Object.freeze({ ...options.metadata }),
       deadline: resolveDeadline(options),
@@ -344,8 +375,12 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       runtime,
       signal: options.signal,
       telemetry: [...runtime.telemetry, ...agentTelemetry],
+      ...(session !== undefined && sessionStore !== undefined
+        ? { session: { store: sessionStore, options: session } }
+        : {}),
       entrypoint: {
         agentName: name,
+        inputLength: conversation.length,
         async execute(execution) {
           const resolvedModel = typeof model === 'string' ? await runtime.registry.model(model) : model;
           const budget = new ToolCallBudget(limits.maxToolCalls);
@@ -400,7 +435,11 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
               return running ? toolMap(running.modelTools) : currentTools();
             },
             limits,
-            messages: conversation,
+            // The session's history comes first; checked again as one conversation.
+            messages:
+              execution.history.length === 0
+                ? conversation
+                : conversationOf(name, [...execution.history, ...conversation]),
             inputText,
             ...(output ? { output } : {}),
             ...(settings ? { settings } : {}),

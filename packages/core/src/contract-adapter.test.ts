@@ -59,6 +59,7 @@ describe('contract adapters', () => {
       engine: 'engine-v1',
       sandbox: 'sandbox-v1',
       model: 'model-v1',
+      'session-store': 'session-store-v1',
     });
   });
 

@@ -2,6 +2,7 @@ import type { ConfigurationErrorCode } from './configuration-error.js';
 import type { ModelErrorCode } from './model-errors.js';
 import type { PluginErrorCode } from './plugin-errors.js';
 import type { RunErrorCode } from './run-errors.js';
+import type { SessionErrorCode } from './session-errors.js';
 import type { ToolErrorCode } from './tool-errors.js';
 
 /**
@@ -12,6 +13,7 @@ export type CoreErrorCode =
   | ConfigurationErrorCode
   | PluginErrorCode
   | RunErrorCode
+  | SessionErrorCode
   | ToolErrorCode
   | ModelErrorCode
   | 'CLEANUP_FAILED'

@@ -59,6 +59,7 @@ export {
   ToolTimeoutError,
 } from './errors.js';
 export type { JsonObject, JsonValue } from './json.js';
+export { type MemorySessionStoreOptions, memorySessionStore } from './memory-session-store.js';
 export type {
   Artifact,
   JsonSchema,
@@ -110,6 +111,12 @@ export { type Closeable, type Closer, Run, type RunResult, type RunStream } from
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';
 export {
+  defaultSessionLockTimeoutMs,
+  type RunSession,
+  type SessionEntry,
+  type SessionOptions,
+} from './run-session.js';
+export {
   configure,
   createRuntime,
   defaultRuntime,
@@ -119,6 +126,28 @@ export {
 } from './runtime.js';
 // Applications pass backends to `createRuntime`; writing one takes `@ghost/core/sandbox`.
 export type { SandboxBackendV1 } from './sandbox.js';
+export {
+  SessionAccessError,
+  SessionBusyError,
+  type SessionBusyErrorInit,
+  SessionConflictError,
+  type SessionConflictErrorInit,
+  type SessionErrorCode,
+  SessionLimitError,
+  type SessionLimitErrorInit,
+  type SessionLimitName,
+  SessionStoreError,
+  type SessionStoreErrorInit,
+} from './session-errors.js';
+export {
+  defaultSessionLimits,
+  type SessionLimits,
+  type SessionListRequest,
+  type SessionPage,
+  type SessionStoreV1,
+  type SessionSummary,
+  type SessionTurnOutcome,
+} from './session-store.js';
 export { currentSpecificationVersions } from './specification-version.js';
 export {
   type ErrorSummary,

@@ -1,5 +1,6 @@
 import type { ModelV1 } from './model.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import type { SessionStoreV1 } from './session-store.js';
 
 /**
  * The base every engine plugin shares: kind, name and specification version. The engine
@@ -37,9 +38,9 @@ export interface ModelProviderV1 {
 }
 
 /** Any plugin a `Registry` holds. */
-export type Plugin = EnginePlugin | SandboxBackendV1 | ModelProviderV1;
+export type Plugin = EnginePlugin | SandboxBackendV1 | ModelProviderV1 | SessionStoreV1;
 
-/** The kinds of plugin: `'engine'`, `'sandbox'` or `'model'`. */
+/** The kinds of plugin: `'engine'`, `'sandbox'`, `'model'` or `'session-store'`. */
 export type PluginKind = Plugin['kind'];
 
 /** The plugin type of each kind. */
@@ -47,24 +48,39 @@ export interface PluginsByKind {
   engine: EnginePlugin;
   sandbox: SandboxBackendV1;
   model: ModelProviderV1;
+  'session-store': SessionStoreV1;
 }
 
-/** True for `'engine'`, `'sandbox'` and `'model'`. */
+/** True for `'engine'`, `'sandbox'`, `'model'` and `'session-store'`. */
 export function isPluginKind(value: unknown): value is PluginKind {
-  return value === 'engine' || value === 'sandbox' || value === 'model';
+  return value === 'engine' || value === 'sandbox' || value === 'model' || value === 'session-store';
 }
 
 const kindLabels: { readonly [Kind in PluginKind]: string } = {
   engine: 'Engine',
   sandbox: 'Sandbox backend',
   model: 'Model provider',
+  'session-store': 'Session store',
 };
 
 const kindNouns: { readonly [Kind in PluginKind]: string } = {
   engine: 'an engine',
   sandbox: 'a sandbox backend',
   model: 'a model provider',
+  'session-store': 'a session store',
 };
+
+const kindOptions: { readonly [Kind in PluginKind]: string } = {
+  engine: 'engines: [...]',
+  sandbox: 'sandboxes: [...]',
+  model: 'models: [...]',
+  'session-store': 'sessionStore',
+};
+
+/** The `createRuntime` option that takes plugins of a kind, as messages write it: `sandboxes: [...]`. */
+export function kindOption(kind: PluginKind): string {
+  return kindOptions[kind];
+}
 
 /** How messages name a kind at the start of a sentence: `Sandbox backend`. */
 export function kindLabel(kind: PluginKind): string {

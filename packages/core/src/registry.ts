@@ -12,6 +12,7 @@ import {
   type EnginePlugin,
   kindLabel,
   kindNoun,
+  kindOption,
   type ModelProviderV1,
   type Plugin,
   type PluginKind,
@@ -27,6 +28,7 @@ import {
   PluginNotInstalledError,
 } from './plugin-errors.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import type { SessionStoreV1 } from './session-store.js';
 import { validatePlugin } from './validate-plugin.js';
 
 /**
@@ -69,6 +71,8 @@ const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, stri
     ['openai-compatible', '@ghost/provider-openai/compatible'],
     ['anthropic', '@ghost/provider-anthropic'],
   ]),
+  // A store needs its own settings (a file, a connection), so none is found by name alone.
+  'session-store': new Map(),
 };
 
 const nativeSandboxName = 'native';
@@ -106,6 +110,7 @@ export class Registry {
     engine: new Map(),
     sandbox: new Map(),
     model: new Map(),
+    'session-store': new Map(),
   };
   /** Models registered under a name of their own, such as `local` (see {@link Registry.registerModel}). */
   readonly #namedModels = new Map<string, ModelV1>();
@@ -205,6 +210,11 @@ export class Registry {
    */
   sandbox(name: string): Promise<SandboxBackendV1> {
     return this.#resolve('sandbox', name);
+  }
+
+  /** The session store registered with this name (`undefined` when none is). */
+  sessionStore(name: string): SessionStoreV1 | undefined {
+    return this.#plugins['session-store'].get(name);
   }
 
   /** The model provider with this name, importing its built-in package on first use. */
@@ -336,7 +346,7 @@ export class Registry {
     const list = (names: readonly string[]) =>
       names.length === 0 ? 'none' : names.map((each) => `'${each}'`).join(', ');
     return new PluginNotFoundError(
-      `No ${kindLabel(kind).toLowerCase()} is named '${name}'. Registered: ${list(registered)}. Built in: ${list(builtin)}. Register it with createRuntime({ ${kind === 'model' ? 'models' : `${kind}s`}: [...] }) or use one of these names.`,
+      `No ${kindLabel(kind).toLowerCase()} is named '${name}'. Registered: ${list(registered)}. Built in: ${list(builtin)}. Register it with createRuntime({ ${kindOption(kind)} }) or use one of these names.`,
       { kind, pluginName: name, registered, builtin },
     );
   }

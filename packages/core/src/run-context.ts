@@ -1,4 +1,5 @@
 import { CancelledError, DeadlineExceededError } from './errors.js';
+import type { RunSession } from './run-session.js';
 
 /** The normalised request a run carries: what was asked, by whom, with which application data. */
 export interface Invocation {
@@ -9,9 +10,17 @@ export interface Invocation {
   readonly agentName: string;
   /** The user's message. */
   readonly input: string;
-  /** A trusted caller id supplied by the application (never inferred from the model). */
+  /**
+   * A trusted caller id supplied by the application (never inferred from the model); the session's
+   * actor when the run continues a session.
+   */
   readonly actorId: string | undefined;
-  /** Application data for tools and authorization, such as a tenant id. */
+  /** The id of the session the run continues (`ask(input, { session })`), if any. */
+  readonly sessionId: string | undefined;
+  /**
+   * Application data for tools and authorization, such as a tenant id. With a session, its state
+   * comes first and the data given to `ask` over it, key by key.
+   */
   readonly context: Readonly<Record<string, unknown>>;
   /** Application metadata for tracing and logs. */
   readonly metadata: Readonly<Record<string, unknown>>;
@@ -25,6 +34,8 @@ export interface RunContextInit {
   readonly signal: AbortSignal;
   readonly state?: Record<string, unknown>;
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The session the run continues, once opened. */
+  readonly session?: RunSession | undefined;
 }
 
 /**
@@ -38,10 +49,16 @@ export class RunContext {
   /** Per-run application state, shared by the tools of this run. */
   readonly state: Record<string, unknown>;
   readonly metadata: Readonly<Record<string, unknown>>;
+  /**
+   * The session the run continues (`ask(input, { session })`): its state and history. `undefined`
+   * for a run without one.
+   */
+  readonly session: RunSession | undefined;
 
   constructor(init: RunContextInit) {
     this.invocation = init.invocation;
     this.signal = init.signal;
+    this.session = init.session;
     this.state = init.state ?? {};
     this.metadata = Object.freeze({ ...init.invocation.metadata, ...init.metadata });
   }

@@ -10,8 +10,17 @@ import { EventQueue } from './event-queue.js';
 import type { ModelMessage } from './model.js';
 import { type Invocation, RunContext, stopReason } from './run-context.js';
 import type { RunOutcome } from './run-outcome.js';
+import {
+  asSessionError,
+  type CheckedSessionOptions,
+  historyWindow,
+  OpenedRunSession,
+  type RunSession,
+  turnToWrite,
+} from './run-session.js';
 import type { Runtime } from './runtime.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import type { SessionStoreV1, SessionTurnOutcome } from './session-store.js';
 import {
   createStreamEvent,
   type StreamEvent,
@@ -56,6 +65,11 @@ export interface PendingInterjection {
  */
 export interface RunExecution {
   readonly runContext: RunContext;
+  /**
+   * The history the run continues, from its session (a window of the newest messages, starting at a
+   * user message); empty without a session. The entrypoint puts it before its input.
+   */
+  readonly history: readonly ModelMessage[];
   readonly signal: AbortSignal;
   readonly runtime: Runtime;
   readonly emit: EmitEvent;
@@ -79,6 +93,8 @@ export interface RunExecution {
 /** The work a run executes: one agent invocation. */
 export interface RunEntrypoint {
   readonly agentName: string;
+  /** How many messages the run was asked (its input): the first ones of its turn. */
+  readonly inputLength: number;
   execute(execution: RunExecution): Promise<RunResult>;
 }
 
@@ -90,6 +106,8 @@ export interface RunInit {
   readonly signal?: AbortSignal | undefined;
   /** The telemetry plugins that observe the run (the runtime's, then the agent's). */
   readonly telemetry?: readonly TelemetryV1[];
+  /** The session the run continues, and the store that keeps it. */
+  readonly session?: { readonly store: SessionStoreV1; readonly options: CheckedSessionOptions } | undefined;
 }
 
 /** A finished run's event stream, plus the run itself. */
@@ -119,19 +137,21 @@ export type Closer = () => unknown;
 export class Run<Output = unknown> {
   /** Unique id of this top-level operation. */
   readonly operationId: string;
-  /** The normalised request this run carries. */
-  readonly invocation: Invocation;
   /** The runtime that built and executes this run. */
   readonly runtime: Runtime;
   /** The run's private temporary directory, created on first use and removed when the run closes. */
   readonly workspace: Workspace;
 
+  #invocation: Invocation;
   readonly #entrypoint: RunEntrypoint;
+  readonly #sessionPlan: RunInit['session'];
+  #session: OpenedRunSession | undefined;
+  #history: readonly ModelMessage[] = [];
   readonly #telemetryPlugins: readonly TelemetryV1[];
   #telemetry: RunTelemetryFanOut | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   readonly #controller = new AbortController();
-  readonly #runContext: RunContext;
+  #runContext: RunContext;
   readonly #closers: Closer[] = [];
   readonly #onceKeys = new Map<string, { isDone: boolean; tail: Promise<unknown> }>();
   #pendingInterjections: PendingInterjection[] = [];
@@ -150,10 +170,11 @@ export class Run<Output = unknown> {
 
   /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
   constructor(init: RunInit) {
-    this.invocation = init.invocation;
+    this.#invocation = init.invocation;
     this.operationId = init.invocation.runId;
     this.runtime = init.runtime;
     this.#entrypoint = init.entrypoint;
+    this.#sessionPlan = init.session;
     this.#telemetryPlugins = init.telemetry ?? [];
     this.#callerSignal = init.signal;
     this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
@@ -161,6 +182,13 @@ export class Run<Output = unknown> {
     this.register(this.workspace);
   }
 
+  /**
+   * The normalised request this run carries. With a session, once the run has started its
+   * `context` holds the session's state under the context given to `ask`.
+   */
+  get invocation(): Invocation {
+    return this.#invocation;
+  }
   /** How the run ended; `undefined` until it has. */
   get outcome(): RunOutcome | undefined {
     return this.#outcome;
@@ -190,10 +218,11 @@ export class Run<Output = unknown> {
     return this.#result;
   }
   /**
-   * The whole conversation: the input (a message, or the messages passed to `ask`), then every
-   * model answer, tool call and tool result, including code mode's `exec` calls and their
-   * results. Continue the conversation with `agent.ask([...run.messages, { role: 'user', content }])`.
-   * Kept whatever the outcome; empty before the run starts.
+   * The whole conversation: the session's history window (with a session), the input (a message, or
+   * the messages passed to `ask`), then every model answer, tool call and tool result, including
+   * code mode's `exec` calls and their results. Without a session, continue the conversation with
+   * `agent.ask([...run.messages, { role: 'user', content }])`. Kept whatever the outcome; empty
+   * before the run starts.
    */
   get messages(): readonly ModelMessage[] {
     return Object.isFrozen(this.#transcript) ? this.#transcript : [...this.#transcript];
@@ -218,11 +247,12 @@ export class Run<Output = unknown> {
     return this.#sandbox;
   }
   /**
-   * The session opened for this invocation when persistence is configured. Ghost has no session
-   * stores yet, so this is always `undefined`.
+   * The session opened for this invocation (`ask(input, { session })` with the runtime's
+   * `sessionStore`): its id, actor, state and history. `undefined` without one, and until the run
+   * has opened it.
    */
-  get session(): undefined {
-    return undefined;
+  get session(): RunSession | undefined {
+    return this.#session;
   }
   /** The run's cancellation signal: aborts on cancel and at the deadline. */
   get signal(): AbortSignal {
@@ -296,7 +326,12 @@ export class Run<Output = unknown> {
   context(
     options: { state?: Record<string, unknown>; metadata?: Readonly<Record<string, unknown>> } = {},
   ): RunContext {
-    return new RunContext({ invocation: this.invocation, signal: this.#controller.signal, ...options });
+    return new RunContext({
+      invocation: this.invocation,
+      signal: this.#controller.signal,
+      session: this.#session,
+      ...options,
+    });
   }
 
   /**
@@ -383,8 +418,10 @@ export class Run<Output = unknown> {
     const stopTimers = this.#watchStopSignals();
     this.#isActive = true;
     try {
-      const execution = this.#execution();
-      this.#result = await this.#inScope({ kind: 'run' }, () => this.#entrypoint.execute(execution));
+      this.#result = await this.#inScope({ kind: 'run' }, async () => {
+        if (this.#sessionPlan !== undefined) await this.#openSession(this.#sessionPlan);
+        return this.#entrypoint.execute(this.#execution());
+      });
       this.#response = this.#result.text;
       this.#outcome = 'completed';
     } catch (error) {
@@ -395,6 +432,7 @@ export class Run<Output = unknown> {
       this.#rejectPendingInterjections();
       this.#transcript = Object.freeze([...this.#transcript]);
     }
+    await this.#writeTurn();
     let cleanupError: unknown;
     try {
       await this.close();
@@ -407,6 +445,78 @@ export class Run<Output = unknown> {
     this.#emitTerminal(cleanupError !== undefined);
     this.#queue?.close();
     if (cleanupError !== undefined) throw cleanupError;
+  }
+
+  /**
+   * Opens the session: waits for its lock (the run's signal ends the wait), loads the history window
+   * and puts the session's state under the invocation's context. The lock is released when the run
+   * closes, after its turn is written.
+   */
+  async #openSession(plan: NonNullable<RunInit['session']>): Promise<void> {
+    const { store, options } = plan;
+    let handle: Awaited<ReturnType<SessionStoreV1['open']>>;
+    try {
+      handle = await store.open({
+        id: options.id,
+        actor: options.actor,
+        lockTimeoutMs: options.lockTimeoutMs,
+        signal: this.#controller.signal,
+      });
+    } catch (error) {
+      if (this.#controller.signal.aborted) throw stopReason(this.#controller.signal);
+      throw asSessionError(error, store.name, options.id);
+    }
+    const session = new OpenedRunSession(store, handle);
+    this.#session = session;
+    this.register(() => session.release());
+    const limit = options.historyLimit ?? store.limits.maxMessages;
+    if (limit > 0 && handle.messageCount > 0) {
+      let records: Awaited<ReturnType<typeof handle.history>>;
+      try {
+        records = await handle.history({ limit });
+      } catch (error) {
+        throw asSessionError(error, store.name, options.id);
+      }
+      this.#history = historyWindow(session, records);
+    }
+    const invocation = this.#invocation;
+    this.#invocation = Object.freeze({
+      ...invocation,
+      context: Object.freeze({ ...session.state, ...invocation.context }),
+    });
+    this.#runContext = new RunContext({
+      invocation: this.#invocation,
+      signal: this.#controller.signal,
+      session,
+    });
+  }
+
+  /**
+   * Writes the run's turn to its session in one write keyed by the run id (see `turnToWrite` for
+   * what a run that ended early keeps). A failed write fails the run; nothing is written half-way.
+   */
+  async #writeTurn(): Promise<void> {
+    const session = this.#session;
+    if (session === undefined) return;
+    const outcome: SessionTurnOutcome = this.#outcome ?? 'failed';
+    try {
+      const turn = turnToWrite(
+        this.#transcript.slice(this.#history.length),
+        this.#entrypoint.inputLength,
+        outcome,
+      );
+      if (turn.length === 0) return;
+      await session.write({
+        operationId: this.operationId,
+        messages: turn,
+        state: session.stateToSave(),
+        outcome,
+      });
+    } catch (error) {
+      this.#outcome = 'failed';
+      this.#response = '';
+      this.#error = error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   #settleFailure(error: unknown): void {
@@ -471,6 +581,7 @@ export class Run<Output = unknown> {
     const run = this;
     return {
       runContext: this.#runContext,
+      history: this.#history,
       signal: this.#controller.signal,
       runtime: this.runtime,
       emit: this.#emit,

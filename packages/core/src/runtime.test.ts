@@ -72,7 +72,7 @@ describe('createRuntime', () => {
     expect(error).toMatchObject({ code: 'RUNTIME_OPTION_UNKNOWN' });
     expect(error.message).toContain("no option 'engine'");
     expect(error.message).toContain(
-      'engines, sandboxes, models, codeMode, telemetry, workspaceRoot, importModule',
+      'engines, sandboxes, models, sessionStore, codeMode, telemetry, workspaceRoot, importModule',
     );
   });
 

@@ -6,6 +6,7 @@ import type { ModelV1 } from './model.js';
 import type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
 import { type ImportModule, Registry } from './registry.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import type { SessionStoreV1 } from './session-store.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import { Workspace } from './workspace.js';
 
@@ -21,6 +22,12 @@ export interface RuntimeOptions {
    * `{ local: createOpenAICompatible({ name: 'ollama', baseURL })('qwen2.5-coder') }`.
    */
   readonly models?: readonly ModelProviderV1[] | Readonly<Record<string, ModelV1>>;
+  /**
+   * Where runs asked with `session: { id, actor }` keep their conversations: `memorySessionStore()`,
+   * `sqliteSessionStore({ path })` from `@ghost/session-sqlite`, `postgresSessionStore(...)` from
+   * `@ghost/session-postgres`, or your own. The application owns it: close it after the runtime.
+   */
+  readonly sessionStore?: SessionStoreV1;
   /** Code mode's settings (engine, sandbox, limits, ...). `@ghost/code-mode` reads and checks them. */
   readonly codeMode?: Readonly<Record<string, unknown>>;
   /** Telemetry for every run of this runtime: `openTelemetry()` from `@ghost/otel`, or a list of plugins. */
@@ -50,6 +57,8 @@ export interface Runtime {
   readonly workspaceRoot: string;
   /** The telemetry plugins observing every run of this runtime. */
   readonly telemetry: readonly TelemetryV1[];
+  /** The session store runs with a `session` use, when one was given. */
+  readonly sessionStore: SessionStoreV1 | undefined;
   /** A new, not yet created, workspace under `workspaceRoot`. */
   createWorkspace(): Workspace;
   /**
@@ -78,6 +87,7 @@ const optionNames: readonly (keyof RuntimeOptions)[] = [
   'engines',
   'sandboxes',
   'models',
+  'sessionStore',
   'codeMode',
   'telemetry',
   'workspaceRoot',
@@ -134,6 +144,12 @@ function registerPlugins(registry: Registry, options: RuntimeOptions): void {
     for (const plugin of plugins) {
       const pluginKind = isPlainRecord(plugin) ? plugin.kind : undefined;
       // A plugin in the wrong list is an easy slip; say where it belongs instead of "wrong kind".
+      if (pluginKind === 'session-store') {
+        throw invalidOption(
+          `createRuntime({ ${option} }) got a session store '${String(plugin.name)}': pass it as createRuntime({ sessionStore }).`,
+          option,
+        );
+      }
       const list = pluginLists.find((each) => each.kind === pluginKind);
       if (list !== undefined && list.kind !== kind) {
         throw invalidOption(
@@ -182,6 +198,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     ...(contractAdapters === undefined ? {} : { contractAdapters }),
   });
   registerPlugins(registry, options);
+  const { sessionStore } = options;
+  if (sessionStore !== undefined) {
+    if (typeof sessionStore !== 'object' || sessionStore === null || Array.isArray(sessionStore)) {
+      throw invalidOption(
+        'createRuntime({ sessionStore }) takes one session store, such as memorySessionStore().',
+        'sessionStore',
+      );
+    }
+    registry.register(sessionStore); // checked like every plugin: kind, name, version, methods
+  }
   const root = resolve(workspaceRoot ?? tmpdir());
   const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);
   if (codeMode !== undefined) detectSandboxAhead(registry, codeMode.sandbox);
@@ -191,6 +217,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     codeMode: Object.freeze({ ...codeMode }),
     workspaceRoot: root,
     telemetry,
+    sessionStore:
+      sessionStore === undefined ? undefined : (registry.sessionStore(sessionStore.name) as SessionStoreV1),
     createWorkspace: () => new Workspace({ root }),
     resource: <Resource extends RuntimeResource>(key: symbol, create: () => Resource) =>
       resources.resource(key, create),

@@ -10,6 +10,7 @@ export const currentSpecificationVersions: {
   engine: 'engine-v1',
   sandbox: 'sandbox-v1',
   model: 'model-v1',
+  'session-store': 'session-store-v1',
 });
 
 /** The number at the end of a specification version: 2 for `'engine-v2'`. */

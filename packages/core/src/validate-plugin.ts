@@ -22,6 +22,7 @@ const requiredMethods: { readonly [Kind in PluginKind]: readonly string[] } = {
   engine: [],
   sandbox: ['detect', 'spawn'],
   model: ['languageModel'],
+  'session-store': ['open', 'list', 'delete', 'prune', 'close'],
 };
 
 /**
@@ -41,7 +42,7 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
   const { kind, name, specificationVersion } = candidate;
   if (!isPluginKind(kind)) {
     throw new PluginInvalidError(
-      `Plugin${from} has kind ${JSON.stringify(kind)}: use 'engine', 'sandbox' or 'model'.`,
+      `Plugin${from} has kind ${JSON.stringify(kind)}: use 'engine', 'sandbox', 'model' or 'session-store'.`,
       { kind, packageName: origin.packageName },
     );
   }
@@ -81,10 +82,24 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
       });
     }
   }
+  if (kind === 'session-store') checkSessionLimits(candidate.limits, name, from);
   if (kind === 'sandbox' && !Array.isArray(candidate.platforms)) {
     throw new PluginInvalidError(
       `${pluginLabel(kind, name)}${from} needs platforms, the list of platforms it supports, such as ['linux'].`,
       { kind, pluginName: name, packageName: origin.packageName },
     );
+  }
+}
+
+function checkSessionLimits(limits: unknown, name: string, from: string): void {
+  const candidate = (typeof limits === 'object' && limits !== null ? limits : {}) as Record<string, unknown>;
+  for (const key of ['maxMessages', 'maxMessageBytes', 'maxSessionBytes', 'maxStateBytes']) {
+    const value = candidate[key];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new PluginInvalidError(
+        `${pluginLabel('session-store', name)}${from} needs limits.${key}, a whole number of at least 1 (see defaultSessionLimits).`,
+        { kind: 'session-store', pluginName: name },
+      );
+    }
   }
 }
