@@ -229,13 +229,56 @@ async function streamTurn(
   return { text, toolCalls, reasoning, finishReason: finish.reason };
 }
 
+/**
+ * The deepest arrays and objects may nest in a tool call's arguments. Deeper values would overflow
+ * the stack of the recursive code every call passes through (schema validation, event freezing,
+ * telemetry); code mode bounds its program values the same way.
+ */
+const maxArgumentsDepth = 256;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`: one pass over the text, without
+ * recursion, before anything is parsed. Brackets inside strings do not count.
+ */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let isInString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (isInString) {
+      if (code === 0x5c) index += 1; // a backslash: the next character is escaped
+      else if (code === 0x22) isInString = false;
+    } else if (code === 0x22) {
+      isInString = true;
+    } else if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
 function parseArguments(call: ModelToolCall): ToolCallRequest {
   const base = { toolCallId: call.id, toolName: call.name };
   if (call.arguments.trim() === '') return { ...base, input: {} };
+  // The model reads the reason and may send flatter arguments; the run goes on.
+  if (nestsDeeperThan(call.arguments, maxArgumentsDepth)) {
+    return {
+      ...base,
+      input: call.arguments,
+      argumentsError: `arguments nest deeper than ${maxArgumentsDepth} levels of arrays and objects; send flatter arguments`,
+    };
+  }
   try {
     return { ...base, input: JSON.parse(call.arguments) as unknown };
   } catch (error) {
-    return { ...base, input: call.arguments, argumentsError: (error as Error).message };
+    return {
+      ...base,
+      input: call.arguments,
+      argumentsError: `arguments are not valid JSON (${(error as Error).message})`,
+    };
   }
 }
 
