@@ -72,6 +72,7 @@ export type {
   ModelRequest,
   ModelRetryNotice,
   ModelSettings,
+  ModelStreamLimits,
   ModelStreamOptions,
   ModelStreamPart,
   ModelTextPart,
