@@ -1,4 +1,4 @@
-import { raceAbort } from './abort-race.js';
+import { WaitWatchdog } from './abort-race.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { AgentLimitError, GhostError, ModelError } from './errors.js';
 import { loadSchemaCompiler } from './json-schema-validator.js';
@@ -7,12 +7,15 @@ import type {
   ModelReasoning,
   ModelRequest,
   ModelSettings,
+  ModelStreamLimits,
   ModelStreamPart,
   ModelToolCall,
   ModelV1,
   ProviderOptions,
 } from './model.js';
+import { modelStreamLimitError } from './model-error-mapping.js';
 import { ModelContentFilterError, ModelResponseError, OutputValidationError } from './model-errors.js';
+import { modelStreamIdleError } from './model-retry.js';
 import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
 import { repairRequest, type StructuredOutput } from './structured-output.js';
@@ -29,8 +32,11 @@ import {
 import type { ToolLock } from './tool-lock.js';
 import { Usage } from './usage.js';
 
-/** The limits of one agent's runs. */
-export interface AgentLimits {
+/**
+ * The limits of one agent's runs; those it shares with {@link ModelStreamLimits} bound each model
+ * answer (see there for what each counts and its default).
+ */
+export interface AgentLimits extends ModelStreamLimits {
   /** Model turns per run. Default 100. */
   readonly maxTurns: number;
   /** Tool calls per run, direct and brokered. Default 1,000. */
@@ -71,12 +77,35 @@ interface TurnResult {
   readonly finishReason: string;
 }
 
+/**
+ * How much longer than `streamIdleTimeoutMs` the agent waits for a part: a provider that retries
+ * gives up a stalled attempt itself, and its `retry` part must reach the loop before the loop
+ * gives up on the whole answer.
+ */
+const providerIdleGraceMs = 1_000;
+
+/** The limits of one answer, as the agent passes them to its model. */
+function streamLimitsOf(limits: AgentLimits): ModelStreamLimits {
+  return {
+    maxToolCallsPerAnswer: limits.maxToolCallsPerAnswer,
+    maxToolCallBytes: limits.maxToolCallBytes,
+    maxAnswerBytes: limits.maxAnswerBytes,
+    maxStreamEventBytes: limits.maxStreamEventBytes,
+    streamIdleTimeoutMs: limits.streamIdleTimeoutMs,
+  };
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
 async function streamTurn(
   request: ModelRequest,
   model: ModelV1,
   turn: number,
   execution: RunExecution,
   hiddenToolNames: ReadonlySet<string>,
+  limits: ModelStreamLimits,
 ): Promise<TurnResult> {
   const { signal } = execution;
   const hiddenIndexes = new Set<number>();
@@ -89,22 +118,39 @@ async function streamTurn(
   };
   const calls = new Map<
     number,
-    { id: string; name: string; arguments: string; providerMetadata?: ProviderOptions }
+    { id: string; name: string; arguments: string; bytes: number; providerMetadata?: ProviderOptions }
   >();
   const reasoning: ModelReasoning[] = [];
   const describeModel = `Model ${model.provider}:${model.modelId}`;
+  const tooLarge = (limit: 'maxToolCallsPerAnswer' | 'maxToolCallBytes' | 'maxAnswerBytes') =>
+    modelStreamLimitError(model.provider, limit, limits[limit]);
+  // Every byte of text, reasoning and arguments counts once toward maxAnswerBytes; a reasoning
+  // block's text counts where its deltas did not carry it.
+  let answerBytes = 0;
+  let unendedReasoningBytes = 0;
+  const count = (bytes: number) => {
+    answerBytes += bytes;
+    if (answerBytes > limits.maxAnswerBytes) throw tooLarge('maxAnswerBytes');
+  };
   let text = '';
   let finish: Extract<ModelStreamPart, { type: 'finish' }> | undefined;
   let responseId: string | undefined;
   let responseModelId: string | undefined;
   let hasOutput = false;
+  // The model's own signal: the run's, and the idle timeout's, which also stops its request.
+  const watchdog = new WaitWatchdog(signal);
+  const idleError = () => modelStreamIdleError(model.provider, limits.streamIdleTimeoutMs);
+  let waitMs = limits.streamIdleTimeoutMs + providerIdleGraceMs;
   let iterator: AsyncIterator<ModelStreamPart> | undefined;
   try {
-    iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
+    iterator = model.stream(request, { signal: watchdog.signal, limits })[Symbol.asyncIterator]();
     for (;;) {
-      const step = await raceAbort(iterator.next(), signal);
+      watchdog.arm(waitMs, idleError);
+      const step = await watchdog.race(iterator.next());
+      watchdog.disarm();
       if (step.done) break;
       const part = step.value;
+      waitMs = limits.streamIdleTimeoutMs + providerIdleGraceMs;
       if (finish !== undefined) {
         throw new ModelResponseError(
           `${describeModel} sent a '${part.type}' part after 'finish' on turn ${turn}.`,
@@ -118,6 +164,8 @@ async function streamTurn(
               `${describeModel} retried its request on turn ${turn} after its answer had begun; a provider retries only before its first part.`,
             );
           }
+          // The provider waits this long before its next attempt.
+          waitMs += Math.max(0, part.delayMs);
           emit('model_retry', {
             turn,
             attempt: part.attempt,
@@ -126,18 +174,33 @@ async function streamTurn(
           });
           break;
         case 'text-delta':
+          count(utf8Bytes(part.text));
           text += part.text;
           execution.noteText(text);
           emit('text_delta', { text: part.text });
           break;
-        case 'reasoning-delta':
+        case 'reasoning-delta': {
+          const bytes = utf8Bytes(part.text);
+          count(bytes);
+          unendedReasoningBytes += bytes;
           emit('reasoning_delta', { text: part.text });
           break;
-        case 'reasoning-end':
+        }
+        case 'reasoning-end': {
+          const { signature = '', redactedData = '' } = part.reasoning;
+          const textBytes = utf8Bytes(part.reasoning.text);
+          count(
+            Math.max(0, textBytes - unendedReasoningBytes) + utf8Bytes(signature) + utf8Bytes(redactedData),
+          );
+          unendedReasoningBytes = Math.max(0, unendedReasoningBytes - textBytes);
           reasoning.push(part.reasoning);
           break;
+        }
         case 'tool-call-start':
-          calls.set(part.index, { id: part.id, name: part.name, arguments: '' });
+          if (!calls.has(part.index) && calls.size >= limits.maxToolCallsPerAnswer) {
+            throw tooLarge('maxToolCallsPerAnswer');
+          }
+          calls.set(part.index, { id: part.id, name: part.name, arguments: '', bytes: 0 });
           if (hiddenToolNames.has(part.name)) hiddenIndexes.add(part.index);
           emit('tool_call_start', { index: part.index, toolCallId: part.id, toolName: part.name });
           break;
@@ -147,6 +210,10 @@ async function streamTurn(
             throw new ModelError(
               `The model sent arguments for tool call ${part.index}, which it never started.`,
             );
+          const bytes = utf8Bytes(part.argumentsDelta);
+          call.bytes += bytes;
+          if (call.bytes > limits.maxToolCallBytes) throw tooLarge('maxToolCallBytes');
+          count(bytes);
           call.arguments += part.argumentsDelta;
           emit('tool_call_delta', {
             index: part.index,
@@ -190,7 +257,9 @@ async function streamTurn(
       cause: error,
     });
   } finally {
-    // A stream abandoned on abort is told to stop, but never waited for.
+    watchdog.dispose();
+    // A stream abandoned on abort or idleness is told to stop (its signal has aborted), but
+    // never waited for.
     iterator?.return?.()?.catch(() => {});
   }
   if (finish === undefined) {
@@ -229,13 +298,57 @@ async function streamTurn(
   return { text, toolCalls, reasoning, finishReason: finish.reason };
 }
 
+/**
+ * The deepest arrays and objects may nest in a tool call's arguments. Deeper values would overflow
+ * the stack of the recursive code every call passes through (schema validation, event freezing,
+ * telemetry); code mode bounds its program values the same way.
+ */
+const maxArgumentsDepth = 256;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`: one pass over the text, without
+ * recursion, before anything is parsed. Brackets inside strings do not count.
+ */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let isInString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (isInString) {
+      if (code === 0x5c)
+        index += 1; // a backslash: the next character is escaped
+      else if (code === 0x22) isInString = false;
+    } else if (code === 0x22) {
+      isInString = true;
+    } else if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
 function parseArguments(call: ModelToolCall): ToolCallRequest {
   const base = { toolCallId: call.id, toolName: call.name };
   if (call.arguments.trim() === '') return { ...base, input: {} };
+  // The model reads the reason and may send flatter arguments; the run goes on.
+  if (nestsDeeperThan(call.arguments, maxArgumentsDepth)) {
+    return {
+      ...base,
+      input: call.arguments,
+      argumentsError: `arguments nest deeper than ${maxArgumentsDepth} levels of arrays and objects; send flatter arguments`,
+    };
+  }
   try {
     return { ...base, input: JSON.parse(call.arguments) as unknown };
   } catch (error) {
-    return { ...base, input: call.arguments, argumentsError: (error as Error).message };
+    return {
+      ...base,
+      input: call.arguments,
+      argumentsError: `arguments are not valid JSON (${(error as Error).message})`,
+    };
   }
 }
 
@@ -254,6 +367,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   const messages: ModelMessage[] = [...loop.messages];
   execution.recordTranscript(messages);
   const controlToolNames = loop.controlToolNames ?? new Set<string>();
+  const streamLimits = streamLimitsOf(loop.limits);
   // Read again at every turn: a tool source may have changed the tools since the last one.
   const environmentOf = (tools: ReadonlyMap<string, Tool>): ToolCallEnvironment => ({
     runContext,
@@ -299,7 +413,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       emit('model_start', { turn, provider: loop.model.provider, modelId: loop.model.modelId }, { request });
       const turnNumber = turn;
       const result = await execution.inScope({ kind: 'model', turn: turnNumber }, () =>
-        streamTurn(request, loop.model, turnNumber, execution, controlToolNames),
+        streamTurn(request, loop.model, turnNumber, execution, controlToolNames, streamLimits),
       );
       text = result.text;
       for (const interjection of delivered) interjection.resolve(result.text);

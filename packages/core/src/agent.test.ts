@@ -64,7 +64,16 @@ describe('defineAgent', () => {
 
   it('has the documented default limits', () => {
     const agent = defineAgent({ name: 'a', model: new ScriptedModel([]) });
-    expect(agent.limits).toEqual({ maxTurns: 100, maxToolCalls: 1000, maxParallelToolCalls: 8 });
+    expect(agent.limits).toEqual({
+      maxTurns: 100,
+      maxToolCalls: 1000,
+      maxParallelToolCalls: 8,
+      maxToolCallsPerAnswer: 1000,
+      maxToolCallBytes: 8 * 1024 * 1024,
+      maxAnswerBytes: 64 * 1024 * 1024,
+      maxStreamEventBytes: 16 * 1024 * 1024,
+      streamIdleTimeoutMs: 600_000,
+    });
     expect(agent.instructions).toBe('You are a helpful agent.');
   });
 });

@@ -5,6 +5,7 @@ import { type AgentInput, conversationOf, latestUserText } from './agent-input.j
 import { type AgentLimits, type AgentLoopInput, runAgentLoop } from './agent-loop.js';
 import { ConfigurationError } from './errors.js';
 import type { ModelSettings, ModelV1, ProviderOptions } from './model.js';
+import { defaultModelStreamLimits } from './model.js';
 import { Run, type RunStream } from './run.js';
 import type { Invocation } from './run-context.js';
 import { checkSessionOptions, type SessionOptions } from './run-session.js';
@@ -145,6 +146,7 @@ export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxTurns: 100,
   maxToolCalls: 1_000,
   maxParallelToolCalls: 8,
+  ...defaultModelStreamLimits,
 });
 
 const definitionKeys = new Set([

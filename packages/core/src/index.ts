@@ -73,6 +73,7 @@ export type {
   ModelRequest,
   ModelRetryNotice,
   ModelSettings,
+  ModelStreamLimits,
   ModelStreamOptions,
   ModelStreamPart,
   ModelTextPart,

@@ -1,4 +1,5 @@
 import { ModelError } from './errors.js';
+import type { ModelStreamLimits } from './model.js';
 import {
   ModelAuthenticationError,
   ModelContentFilterError,
@@ -101,4 +102,52 @@ export function modelStreamError(provider: string, problem: string, cause?: unkn
     provider,
     ...(cause !== undefined ? { cause } : {}),
   });
+}
+
+/** The size bounds of {@link ModelStreamLimits}: each ends an answer with a `ModelResponseError`. */
+export type ModelStreamSizeLimit = Exclude<keyof ModelStreamLimits, 'streamIdleTimeoutMs'>;
+
+const sizeLimitCodes: Readonly<Record<ModelStreamSizeLimit, string>> = {
+  maxToolCallsPerAnswer: 'MODEL_TOO_MANY_TOOL_CALLS',
+  maxToolCallBytes: 'MODEL_TOOL_CALL_TOO_LARGE',
+  maxAnswerBytes: 'MODEL_ANSWER_TOO_LARGE',
+  maxStreamEventBytes: 'MODEL_STREAM_EVENT_TOO_LARGE',
+};
+
+/** `16 MiB (16,777,216 bytes)`, or the plain count under a KiB. */
+function describeBytes(bytes: number): string {
+  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  if (bytes < 1024) return exact;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number(value.toFixed(1))} ${units[unit]} (${exact})`;
+}
+
+/**
+ * The error for a stream that crossed one of the size bounds of {@link ModelStreamLimits}: a
+ * `ModelResponseError` whose code and `limit` name the bound (`maxToolCallsPerAnswer` →
+ * `MODEL_TOO_MANY_TOOL_CALLS`, `maxToolCallBytes` → `MODEL_TOOL_CALL_TOO_LARGE`, `maxAnswerBytes`
+ * → `MODEL_ANSWER_TOO_LARGE`, `maxStreamEventBytes` → `MODEL_STREAM_EVENT_TOO_LARGE`), and whose
+ * message says what to raise. `value` is the bound's value.
+ */
+export function modelStreamLimitError(
+  provider: string,
+  limit: ModelStreamSizeLimit,
+  value: number,
+): ModelResponseError {
+  const what = {
+    maxToolCallsPerAnswer: `calls more than ${value.toLocaleString('en-US')} tools in one answer`,
+    maxToolCallBytes: `sent a tool call whose arguments pass ${describeBytes(value)}`,
+    maxAnswerBytes: `sent an answer longer than ${describeBytes(value)}`,
+    maxStreamEventBytes: `sent a stream event longer than ${describeBytes(value)}`,
+  }[limit];
+  return new ModelResponseError(
+    `${provider} ${what} (the limit ${limit}), so Ghost stopped reading its answer. If a real answer needs more, raise limits.${limit} of the agent.`,
+    { provider, code: sizeLimitCodes[limit], limit },
+  );
 }

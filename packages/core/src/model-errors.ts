@@ -1,4 +1,5 @@
 import { GhostError, type GhostErrorInit, markErrorClass } from './ghost-error.js';
+import type { ModelStreamLimits } from './model.js';
 
 /**
  * The codes `@ghost/core`'s model errors carry. Providers may give these classes codes of their
@@ -13,6 +14,11 @@ export type ModelErrorCode =
   | 'MODEL_CONTENT_FILTERED'
   | 'MODEL_UNAVAILABLE'
   | 'MODEL_RESPONSE_INVALID'
+  | 'MODEL_TOO_MANY_TOOL_CALLS'
+  | 'MODEL_TOOL_CALL_TOO_LARGE'
+  | 'MODEL_ANSWER_TOO_LARGE'
+  | 'MODEL_STREAM_EVENT_TOO_LARGE'
+  | 'MODEL_STREAM_IDLE'
   | 'OUTPUT_INVALID';
 
 /** What every model error can say about the failed request, besides its message. */
@@ -25,6 +31,8 @@ export interface ModelErrorFacts {
   readonly requestId?: string;
   /** The provider's own name for the failure, such as `overloaded_error`. */
   readonly errorType?: string;
+  /** The bound of {@link ModelStreamLimits} the answer crossed, when one ended it. */
+  readonly limit?: keyof ModelStreamLimits;
 }
 
 /** What a model error's constructor takes: the usual error options and the facts of the failed request. */
@@ -58,6 +66,11 @@ export class ModelError extends GhostError {
   readonly requestId: string | undefined;
   /** The provider's own name for the failure, such as `overloaded_error`. */
   readonly errorType: string | undefined;
+  /**
+   * The bound of `ModelStreamLimits` the answer crossed (such as `maxStreamEventBytes`), when one
+   * ended it; raise it in the agent's `limits` if real answers need more.
+   */
+  readonly limit: keyof ModelStreamLimits | undefined;
 
   constructor(message: string, init: ModelErrorInit = {}) {
     super(message, { ...init, code: init.code ?? 'MODEL_FAILED' });
@@ -65,6 +78,7 @@ export class ModelError extends GhostError {
     this.provider = init.provider;
     this.requestId = init.requestId;
     this.errorType = init.errorType;
+    this.limit = init.limit;
   }
 
   /** Whether the same request may succeed if sent again (rate limits, unavailable providers). */
@@ -140,7 +154,8 @@ export class ModelContentFilterError extends ModelError {
 
 /**
  * The provider could not answer: a 5xx, an overloaded model, a connection that failed or timed
- * out. Retried, unless the provider said a retry cannot help.
+ * out, a stream that sent nothing for `streamIdleTimeoutMs` (code `MODEL_STREAM_IDLE`). Retried
+ * before the answer's first part, unless the provider said a retry cannot help.
  */
 export class ModelUnavailableError extends ModelError {
   static {
@@ -166,7 +181,10 @@ export class ModelUnavailableError extends ModelError {
 
 /**
  * The provider's answer broke its own format: a malformed or truncated stream, an event out of
- * order, a stream that ended without finishing, or a request the provider rejected as invalid.
+ * order, a stream that ended without finishing, or a request the provider rejected as invalid. Or
+ * it crossed one of the agent's `ModelStreamLimits`, which `limit` names (codes
+ * `MODEL_TOO_MANY_TOOL_CALLS`, `MODEL_TOOL_CALL_TOO_LARGE`, `MODEL_ANSWER_TOO_LARGE`,
+ * `MODEL_STREAM_EVENT_TOO_LARGE`). Never retried.
  */
 export class ModelResponseError extends ModelError {
   static {

@@ -118,6 +118,80 @@ describe('retryModelRequest', () => {
   });
 });
 
+describe('retryModelRequest with an idle timeout', () => {
+  const never = new Promise<never>(() => {});
+
+  it('gives up an attempt that stalls before its first part and retries it, aborting its signal', async () => {
+    const signals: AbortSignal[] = [];
+    const parts = await collect(
+      retryModelRequest(
+        (signal) => {
+          signals.push(signal);
+          return (async function* () {
+            // The first attempt ignores its signal and never answers.
+            if (signals.length === 1) await never;
+            yield* answer('ok');
+          })();
+        },
+        { signal: new AbortController().signal, idleTimeoutMs: 20, initialDelayMs: 1, provider: 'loop' },
+      ),
+    );
+    expect(parts.map((part) => part.type)).toEqual(['retry', 'text-delta', 'finish']);
+    const retry = parts[0] as Extract<ModelStreamPart, { type: 'retry' }>;
+    expect(ModelUnavailableError.isInstance(retry.error)).toBe(true);
+    expect(retry.error).toMatchObject({
+      code: 'MODEL_STREAM_IDLE',
+      limit: 'streamIdleTimeoutMs',
+      provider: 'loop',
+      isRetryable: true,
+    });
+    expect(retry.error.message).toMatch(/^loop sent nothing for 20 ms \(the limit streamIdleTimeoutMs\)/);
+    expect(signals[0]?.reason).toBe(retry.error);
+    expect(signals[1]?.aborted).toBe(false);
+  });
+
+  it('ends a stream that stalls after its first part with the idle error, never retried', async () => {
+    let attempts = 0;
+    const stalled = retryModelRequest(
+      () => {
+        attempts += 1;
+        return (async function* (): AsyncGenerator<ModelStreamPart> {
+          yield { type: 'text-delta', text: 'Hel' };
+          await never;
+        })();
+      },
+      { signal: new AbortController().signal, idleTimeoutMs: 20, initialDelayMs: 1 },
+    );
+    const error = await collect(stalled).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'MODEL_STREAM_IDLE' });
+    expect((error as Error).message).toMatch(/^The model sent nothing/);
+    expect(attempts).toBe(1);
+  });
+
+  it('does not count the time its caller spends on a part', async () => {
+    const parts: ModelStreamPart[] = [];
+    for await (const part of retryModelRequest(() => answer('ok'), {
+      signal: new AbortController().signal,
+      idleTimeoutMs: 20,
+    })) {
+      parts.push(part);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(parts.map((part) => part.type)).toEqual(['text-delta', 'finish']);
+  });
+
+  it('sets no timer for a timeout longer than a timer can wait', async () => {
+    const slow = async function* (): AsyncGenerator<ModelStreamPart> {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      yield* answer('ok');
+    };
+    const parts = await collect(
+      retryModelRequest(slow, { signal: new AbortController().signal, idleTimeoutMs: 2 ** 31 }),
+    );
+    expect(parts.map((part) => part.type)).toEqual(['text-delta', 'finish']);
+  });
+});
+
 describe('retryAfterMilliseconds', () => {
   const headers = (entries: Record<string, string>) => new Headers(entries);
   it('reads retry-after-ms, retry-after seconds and HTTP dates', () => {

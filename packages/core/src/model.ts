@@ -204,10 +204,63 @@ export type ModelStreamPart =
       readonly rawReason?: string;
     };
 
+/**
+ * Bounds on one streamed answer, so a broken or hostile provider can neither stall a run nor make
+ * it read without end. The agent passes its own with every call (`limits` of `defineAgent`, these
+ * defaults unless set) and enforces them on the parts any model streams; Ghost's providers also
+ * apply them where they read the wire, before the SDK buffers anything. A stream that crosses one
+ * ends with a `ModelResponseError` (the idle timeout: a `ModelUnavailableError`) whose `limit`
+ * names it. The defaults are far above what real models send.
+ */
+export interface ModelStreamLimits {
+  /** Tool calls in one answer. Default 1,000. */
+  readonly maxToolCallsPerAnswer: number;
+  /** Bytes (UTF-8) of one tool call's arguments, their JSON text. Default 8 MiB. */
+  readonly maxToolCallBytes: number;
+  /**
+   * Bytes of one answer. Ghost's providers count the response body as it arrives, event framing
+   * included (a Chat Completions answer of 128,000 tokens is about 36 MB of it); the agent
+   * counts the text, reasoning and tool-call arguments of any model's parts. Default 64 MiB.
+   */
+  readonly maxAnswerBytes: number;
+  /**
+   * Bytes of one event of a provider's stream: a server-sent event's lines up to the blank line
+   * that ends it, so every line too. It must hold the largest event a provider sends, such as the
+   * Responses API's `response.completed`, which repeats the whole answer and the instructions.
+   * Default 16 MiB.
+   */
+  readonly maxStreamEventBytes: number;
+  /**
+   * Milliseconds a stream may go without a part. A provider that retries (all of Ghost's, through
+   * `retryModelRequest`) gives up the attempt: before the answer's first part it is retried like a
+   * lost connection, after it the turn fails. The agent gives up on any model one second after
+   * this (plus the wait a `retry` part announced). Raise it for a model that thinks longer than
+   * this without streaming; a value above 2,147,483,647 (about 24.8 days) turns it off.
+   * Default 600,000 (10 minutes, as long as the official SDKs wait for a response to begin).
+   */
+  readonly streamIdleTimeoutMs: number;
+}
+
+/** The limits an agent applies to every model answer unless its `limits` say otherwise. */
+export const defaultModelStreamLimits: ModelStreamLimits = Object.freeze({
+  maxToolCallsPerAnswer: 1_000,
+  maxToolCallBytes: 8 * 1024 * 1024,
+  maxAnswerBytes: 64 * 1024 * 1024,
+  maxStreamEventBytes: 16 * 1024 * 1024,
+  streamIdleTimeoutMs: 600_000,
+});
+
 /** Options for one streamed model call. */
 export interface ModelStreamOptions {
   /** Aborts on cancellation and deadline; a provider stops its request when it fires. */
   readonly signal: AbortSignal;
+  /**
+   * The bounds of this answer, which the agent always passes. A provider applies those it can
+   * check before buffering (event sizes, the response's bytes, its own tables of tool calls) and
+   * gives `streamIdleTimeoutMs` to `retryModelRequest`; left out, it uses
+   * `defaultModelStreamLimits` (from `@ghost/core/provider`).
+   */
+  readonly limits?: ModelStreamLimits;
 }
 
 /**
@@ -219,7 +272,9 @@ export interface ModelStreamOptions {
  * `ModelUnavailableError`, `ModelResponseError`), retries only before its first part with
  * `retryModelRequest` from `@ghost/core/provider` (so every retry is a visible `retry` part), and
  * stops its request at once when `options.signal` aborts. A stream that ends without `finish`
- * is a `ModelResponseError`, never a silent success.
+ * is a `ModelResponseError`, never a silent success. It reads its answer under `options.limits`
+ * where it can check them before buffering (`limitServerSentEvents` for a server-sent event
+ * body); the agent checks every part against them in any case.
  *
  * @example
  * ```ts

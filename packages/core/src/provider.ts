@@ -1,6 +1,7 @@
 /**
- * For model provider authors: the retry policy every provider shares, and the mapping from HTTP
- * failures to the typed `ModelError` family. Applications do not need this entry point.
+ * For model provider authors: the retry policy every provider shares, the mapping from HTTP
+ * failures to the typed `ModelError` family, and the bounds every answer is read under
+ * (`ModelStreamLimits`, `limitServerSentEvents`). Applications do not need this entry point.
  *
  * @example
  * ```ts
@@ -20,22 +21,27 @@ export {
   type GhostErrorInit,
   type GhostErrorOptions,
 } from './ghost-error.js';
-export type {
-  JsonSchema,
-  ModelOutputFormat,
-  ModelReasoning,
-  ModelRequest,
-  ModelRetryNotice,
-  ModelSettings,
-  ModelStreamOptions,
-  ModelStreamPart,
-  ModelV1,
-  ProviderOptions,
+export { limitServerSentEvents } from './limit-server-sent-events.js';
+export {
+  defaultModelStreamLimits,
+  type JsonSchema,
+  type ModelOutputFormat,
+  type ModelReasoning,
+  type ModelRequest,
+  type ModelRetryNotice,
+  type ModelSettings,
+  type ModelStreamLimits,
+  type ModelStreamOptions,
+  type ModelStreamPart,
+  type ModelV1,
+  type ProviderOptions,
 } from './model.js';
 export {
+  type ModelStreamSizeLimit,
   modelConnectionError,
   modelErrorFromHttp,
   modelStreamError,
+  modelStreamLimitError,
   type ProviderHttpFailure,
 } from './model-error-mapping.js';
 export {
@@ -52,6 +58,7 @@ export {
 } from './model-errors.js';
 export {
   type ModelRetryPolicy,
+  modelStreamIdleError,
   type RetryModelRequestOptions,
   retryAfterMilliseconds,
   retryModelRequest,

@@ -66,7 +66,10 @@ export interface ToolCallRequest {
   readonly toolName: string;
   /** The parsed arguments. */
   readonly input: unknown;
-  /** Set when the arguments could not be parsed as JSON; the call then fails validation. */
+  /**
+   * Why the arguments could not be read (not JSON, nested too deep), when they could not; the
+   * call then fails validation with this reason, which the model reads.
+   */
   readonly argumentsError?: string;
   /** The id of the call this one runs under (code mode's control operation). */
   readonly parentToolCallId?: string;
@@ -168,9 +171,7 @@ export async function runToolCall(
       throw new ToolCallRejection(`Unknown tool '${toolName}'. Available tools: ${names}.`);
     }
     if (request.argumentsError !== undefined) {
-      throw new ToolCallRejection(
-        `Invalid tool input: /: arguments are not valid JSON (${request.argumentsError})`,
-      );
+      throw new ToolCallRejection(`Invalid tool input: /: ${request.argumentsError}`);
     }
     // The compiler loads once per process, off the event loop's critical path where it can.
     await loadSchemaCompiler();

@@ -1,5 +1,6 @@
 import type { ModelStreamPart } from '@ghost/core';
 import {
+  defaultModelStreamLimits,
   ModelContextOverflowError,
   ModelRateLimitError,
   ModelResponseError,
@@ -17,6 +18,7 @@ const context = {
   provider: 'example.chat',
   credentialsHint: 'EXAMPLE_API_KEY',
   signal: new AbortController().signal,
+  limits: defaultModelStreamLimits,
 };
 const v3Finish = {
   type: 'finish',
@@ -38,9 +40,9 @@ function partsStream(parts: readonly unknown[], onCancel?: () => void): Readable
   });
 }
 
-async function translate(parts: readonly unknown[]): Promise<ModelStreamPart[]> {
+async function translate(parts: readonly unknown[], within = context): Promise<ModelStreamPart[]> {
   const out: ModelStreamPart[] = [];
-  for await (const part of translateAISDKStream(partsStream(parts), context)) out.push(part);
+  for await (const part of translateAISDKStream(partsStream(parts), within)) out.push(part);
   return out;
 }
 
@@ -52,6 +54,31 @@ async function translationError(parts: readonly unknown[]): Promise<unknown> {
 }
 
 describe('tool calls', () => {
+  it('ends the answer at the tool call past maxToolCallsPerAnswer, counting those the provider runs', async () => {
+    const within = { ...context, limits: { ...defaultModelStreamLimits, maxToolCallsPerAnswer: 3 } };
+    const error = await translate(
+      [
+        { type: 'stream-start', warnings: [] },
+        { type: 'tool-input-start', id: 'ws_1', toolName: 'web_search', providerExecuted: true },
+        { type: 'tool-input-start', id: 'ws_1', toolName: 'web_search', providerExecuted: true },
+        { type: 'tool-input-start', id: 'fc_1', toolName: 'lookup' },
+        { type: 'tool-call', toolCallId: 'fc_2', toolName: 'lookup', input: '{}' },
+        { type: 'tool-input-start', id: 'fc_3', toolName: 'lookup' },
+        v3Finish,
+      ],
+      within,
+    ).then(
+      (out) => new Error(`no error; parts: ${JSON.stringify(out)}`),
+      (caught: unknown) => caught,
+    );
+    expect(ModelResponseError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: 'MODEL_TOO_MANY_TOOL_CALLS',
+      limit: 'maxToolCallsPerAnswer',
+      provider: 'example.chat',
+    });
+  });
+
   it('gives a tool call with no input parts before it a start, one delta and a stop', async () => {
     const out = await translate([
       { type: 'stream-start', warnings: [] },

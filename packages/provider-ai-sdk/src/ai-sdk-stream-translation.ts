@@ -1,6 +1,6 @@
 import type { ReadableStreamReadResult } from 'node:stream/web';
 import type { JsonObject, ModelStreamPart, ProviderOptions } from '@ghost/core';
-import { modelStreamError } from '@ghost/core/provider';
+import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import { type AISDKErrorContext, modelErrorFromAISDK } from './ai-sdk-error.js';
 import { finishFromAISDK } from './ai-sdk-finish-reason.js';
 import { usageFromAISDK } from './ai-sdk-usage.js';
@@ -9,6 +9,8 @@ import { usageFromAISDK } from './ai-sdk-usage.js';
 export interface AISDKStreamContext extends AISDKErrorContext {
   /** The call's signal: a read that fails because it aborted ends with its reason. */
   readonly signal: AbortSignal;
+  /** The call's limits: the translation counts the tool calls of the answer against them. */
+  readonly limits: ModelStreamLimits;
 }
 
 /** The fields of the AI SDK's stream parts that Ghost reads, across `v2`, `v3` and `v4`. */
@@ -94,6 +96,8 @@ class AISDKStreamTranslation {
   readonly #toolCalls = new Map<string, ToolCallState>();
   /** Ids of tools the provider runs itself (web search, ...): Ghost neither runs nor shows them. */
   readonly #providerExecuted = new Set<string>();
+  /** Every tool call of the answer, provider-executed ones included, against maxToolCallsPerAnswer. */
+  #toolCallCount = 0;
   #isFinished = false;
   #hasAnswerBegun = false;
   #pendingMetadata: Extract<ModelStreamPart, { type: 'response-metadata' }> | undefined;
@@ -207,13 +211,24 @@ class AISDKStreamTranslation {
     };
   }
 
+  /** Counts one more tool call of the answer; throws past `maxToolCallsPerAnswer`. */
+  #countToolCall(): void {
+    const { maxToolCallsPerAnswer } = this.#context.limits;
+    if (this.#toolCallCount >= maxToolCallsPerAnswer) {
+      throw modelStreamLimitError(this.#context.provider, 'maxToolCallsPerAnswer', maxToolCallsPerAnswer);
+    }
+    this.#toolCallCount += 1;
+  }
+
   *#startToolInput(part: AISDKStreamPart): Generator<ModelStreamPart> {
     const id = String(part.id);
     if (part.providerExecuted === true) {
+      if (!this.#providerExecuted.has(id)) this.#countToolCall();
       this.#providerExecuted.add(id);
       return;
     }
     if (this.#toolCalls.has(id)) return;
+    this.#countToolCall();
     const call: ToolCallState = {
       index: this.#toolCalls.size,
       forwarded: '',
@@ -238,6 +253,7 @@ class AISDKStreamTranslation {
     if (part.providerExecuted === true || this.#providerExecuted.has(id)) return;
     let call = this.#toolCalls.get(id);
     if (call === undefined) {
+      this.#countToolCall();
       call = {
         index: this.#toolCalls.size,
         forwarded: '',

@@ -1,5 +1,5 @@
 import { ConfigurationError, type ModelRequest, type ModelStreamPart, type ModelV1 } from '@ghost/core';
-import { retryModelRequest } from '@ghost/core/provider';
+import { defaultModelStreamLimits, type ModelStreamLimits, retryModelRequest } from '@ghost/core/provider';
 import { aiSDKCallOptions } from './ai-sdk-call-options.js';
 import { modelErrorFromAISDK } from './ai-sdk-error.js';
 import type { AISDKLanguageModel, AISDKSpecificationVersion } from './ai-sdk-language-model.js';
@@ -34,6 +34,12 @@ const optionNames: readonly string[] = ['maxRetries', 'credentialsHint'] satisfi
  * announced by a `retry` part. Errors become the `ModelError` family (`ModelAuthenticationError`,
  * `ModelRateLimitError`, ...), and aborting the run's signal closes the HTTP stream at once.
  *
+ * The AI SDK model reads its own HTTP response, so the bounds of the call's limits are applied to
+ * the parts it produces, not to its bytes: an attempt that goes `streamIdleTimeoutMs` without a
+ * part is given up (retried before the answer's first part), more tool calls than
+ * `maxToolCallsPerAnswer` (provider-executed ones included) end the answer, and the agent ends the
+ * stream, which closes the response, when the text, reasoning or arguments pass their bounds.
+ *
  * @example
  * ```ts
  * import { createOpenAI } from '@ai-sdk/openai';
@@ -53,8 +59,12 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
   const credentialsHint = options.credentialsHint ?? defaultCredentialsHint(provider);
   const maxRetries = options.maxRetries ?? 2;
 
-  async function* streamOnce(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const context: AISDKStreamContext = { provider, credentialsHint, signal };
+  async function* streamOnce(
+    request: ModelRequest,
+    limits: ModelStreamLimits,
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamPart> {
+    const context: AISDKStreamContext = { provider, credentialsHint, signal, limits };
     let stream: unknown;
     try {
       ({ stream } = await model.doStream(aiSDKCallOptions(request, target, signal)));
@@ -72,8 +82,13 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
     specificationVersion: 'model-v1',
     provider,
     modelId,
-    stream(request, { signal }) {
-      return retryModelRequest((attemptSignal) => streamOnce(request, attemptSignal), { signal, maxRetries });
+    stream(request, { signal, limits = defaultModelStreamLimits }) {
+      return retryModelRequest((attemptSignal) => streamOnce(request, limits, attemptSignal), {
+        signal,
+        maxRetries,
+        idleTimeoutMs: limits.streamIdleTimeoutMs,
+        provider,
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { ModelStreamPart } from '@ghost/core';
 import {
+  defaultModelStreamLimits,
   ModelAuthenticationError,
   ModelContextOverflowError,
   ModelError,
@@ -505,6 +506,53 @@ describe('failures', () => {
       if (part.type === 'text-delta') break;
     }
     await expect(server.requests[0]?.closed).resolves.toBe(true);
+  });
+
+  it('gives up an attempt that sends nothing for streamIdleTimeoutMs before its first part, and retries it', async () => {
+    server = await LoopbackServer.start([
+      { kind: 'sse', events: [], ending: 'hold' },
+      chatTextStream(['Refunds take 5 days.']),
+    ]);
+    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 100 };
+    const parts: ModelStreamPart[] = [];
+    for await (const part of chatModel().stream(modelRequest(), {
+      signal: new AbortController().signal,
+      limits,
+    })) {
+      parts.push(part);
+    }
+    const [retry] = parts;
+    expect(retry).toMatchObject({ type: 'retry', attempt: 2 });
+    const idle = retry?.type === 'retry' ? retry.error : undefined;
+    expect(ModelUnavailableError.isInstance(idle)).toBe(true);
+    expect(idle).toMatchObject({ code: 'MODEL_STREAM_IDLE', provider: 'openai.chat' });
+    expect(textOf(parts)).toBe('Refunds take 5 days.');
+    // The stalled response was closed by the client.
+    await expect(server.requests[0]?.closed).resolves.toBe(true);
+  });
+
+  it('ends a stream that stalls after its first part with MODEL_STREAM_IDLE, and closes it', async () => {
+    server = await LoopbackServer.start([
+      {
+        kind: 'sse',
+        events: [chatDelta({ role: 'assistant', content: '' }), chatDelta({ content: 'Refunds' })],
+        ending: 'hold',
+      },
+    ]);
+    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 100 };
+    const seen: ModelStreamPart[] = [];
+    const streamed = (async () => {
+      for await (const part of chatModel().stream(modelRequest(), {
+        signal: new AbortController().signal,
+        limits,
+      })) {
+        seen.push(part);
+      }
+    })();
+    await expect(streamed).rejects.toMatchObject({ code: 'MODEL_STREAM_IDLE', limit: 'streamIdleTimeoutMs' });
+    expect(textOf(seen)).toBe('Refunds');
+    await expect(server.requests[0]?.closed).resolves.toBe(true);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('fails before any request when the signal has already aborted', async () => {

@@ -1,9 +1,15 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ModelRequest, ModelStreamOptions, ModelStreamPart, ModelV1 } from '@ghost/core';
-import { modelStreamError, retryModelRequest } from '@ghost/core/provider';
+import {
+  defaultModelStreamLimits,
+  type ModelStreamLimits,
+  modelStreamError,
+  retryModelRequest,
+} from '@ghost/core/provider';
 import { modelErrorFromAnthropic, providerName } from './anthropic-error-mapping.js';
 import { type AnthropicRequestBody, anthropicRequestBody } from './anthropic-request-body.js';
 import { AnthropicStreamMapper } from './anthropic-stream-mapper.js';
+import { withStreamLimits } from './limited-fetch.js';
 
 /** What an {@link AnthropicMessagesModel} needs from its provider. */
 export interface AnthropicMessagesModelConfig {
@@ -23,7 +29,9 @@ export interface AnthropicMessagesModelConfig {
  * `anthropicRequestBody` for what is sent and `AnthropicStreamMapper` for how the answer is read.
  * Failures are `ModelError`s; those before the first part that may pass (rate limits, 5xx, 529
  * overloaded, an `overloaded_error` event, a lost connection) are retried by core's policy, each
- * announced by a `retry` part. Aborting the signal closes the HTTP stream at once.
+ * announced by a `retry` part. Aborting the signal closes the HTTP stream at once. The call's
+ * limits bound the response as the client's fetch reads it (events, bytes), the tool calls of an
+ * answer, and how long an attempt may go without a part.
  */
 export class AnthropicMessagesModel implements ModelV1 {
   readonly specificationVersion = 'model-v1';
@@ -37,13 +45,15 @@ export class AnthropicMessagesModel implements ModelV1 {
   }
 
   async *stream(request: ModelRequest, options: ModelStreamOptions): AsyncGenerator<ModelStreamPart> {
-    const { signal } = options;
+    const { signal, limits = defaultModelStreamLimits } = options;
     signal.throwIfAborted();
     const client = this.#config.client();
     const body = anthropicRequestBody(this.modelId, request, this.#config.isCacheOn);
     const { maxRetries } = this.#config;
-    yield* retryModelRequest((attemptSignal) => openStream(client, body, attemptSignal), {
+    yield* retryModelRequest((attemptSignal) => openStream(client, body, limits, attemptSignal), {
       signal,
+      idleTimeoutMs: limits.streamIdleTimeoutMs,
+      provider: providerName,
       ...(maxRetries !== undefined ? { maxRetries } : {}),
     });
   }
@@ -52,16 +62,17 @@ export class AnthropicMessagesModel implements ModelV1 {
 async function* openStream(
   client: Anthropic,
   body: AnthropicRequestBody,
+  limits: ModelStreamLimits,
   signal: AbortSignal,
 ): AsyncGenerator<ModelStreamPart> {
   let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
   try {
-    events = await client.messages.create(body, { signal });
+    events = await withStreamLimits(limits, providerName, () => client.messages.create(body, { signal }));
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw modelErrorFromAnthropic(error, 'request');
   }
-  const mapper = new AnthropicStreamMapper();
+  const mapper = new AnthropicStreamMapper(limits);
   try {
     for await (const event of events) {
       for (const part of mapper.push(event)) yield part;

@@ -3,6 +3,7 @@ import { ConfigurationError, defineModelProvider, type ModelProviderV1, type Mod
 import { ModelAuthenticationError } from '@ghost/core/provider';
 import { providerName } from './anthropic-error-mapping.js';
 import { AnthropicMessagesModel } from './anthropic-messages-model.js';
+import { limitedFetch } from './limited-fetch.js';
 
 /** The options of {@link createAnthropic}. */
 export interface AnthropicProviderSettings {
@@ -138,15 +139,33 @@ function environment(name: string): string | undefined {
 }
 
 /**
+ * The fetch a client of the user's was made with. The SDK keeps it (or the global one) in a field
+ * its types call private; `undefined` if a version of the SDK stops doing so, and then the
+ * client's responses are read as the SDK reads them.
+ */
+function fetchOf(client: Anthropic): typeof globalThis.fetch | undefined {
+  const fetch: unknown = Reflect.get(client, 'fetch');
+  return typeof fetch === 'function' ? (fetch as typeof globalThis.fetch) : undefined;
+}
+
+/**
  * Makes the client on first use, so the environment is read when a request is made, not when the
  * module loads. A missing key throws before anything is sent. The client is kept while the key
  * and base URL it was made with stay the same, and made again when the environment changes them.
+ * Its responses are read through `limitedFetch`, which bounds them before the SDK buffers anything.
  */
 function lazyClient(settings: AnthropicProviderSettings): () => Anthropic {
   let made: { client: Anthropic; apiKey: string; baseURL: string | undefined } | undefined;
   return () => {
     if (settings.client !== undefined) {
-      made ??= { client: settings.client.withOptions({ maxRetries: 0 }), apiKey: '', baseURL: undefined };
+      if (made === undefined) {
+        const userFetch = fetchOf(settings.client);
+        const client = settings.client.withOptions({
+          maxRetries: 0,
+          ...(userFetch !== undefined ? { fetch: limitedFetch(userFetch, providerName) } : {}),
+        });
+        made = { client, apiKey: '', baseURL: undefined };
+      }
       return made.client;
     }
     const apiKey = settings.apiKey === '' ? undefined : (settings.apiKey ?? environment('ANTHROPIC_API_KEY'));
@@ -161,9 +180,9 @@ function lazyClient(settings: AnthropicProviderSettings): () => Anthropic {
     const client = new Anthropic({
       apiKey,
       maxRetries: 0,
+      fetch: limitedFetch(settings.fetch ?? globalThis.fetch, providerName),
       ...(baseURL !== undefined ? { baseURL } : {}),
       ...(settings.headers !== undefined ? { defaultHeaders: { ...settings.headers } } : {}),
-      ...(settings.fetch !== undefined ? { fetch: settings.fetch } : {}),
       ...(settings.timeoutMs !== undefined ? { timeout: settings.timeoutMs } : {}),
     });
     made = { client, apiKey, baseURL };

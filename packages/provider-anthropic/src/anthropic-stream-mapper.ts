@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
-import { modelStreamError } from '@ghost/core/provider';
+import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import { providerName } from './anthropic-error-mapping.js';
 
 const finishReasons: Readonly<Record<string, ModelFinishReason>> = {
@@ -66,7 +66,8 @@ function broken(problem: string): Error {
  *   and each thinking block ends with a `reasoning-end` carrying its text and signature. A
  *   `redacted_thinking` block ends with a `reasoning-end` carrying its `data` as `redactedData`.
  * - `tool_use` blocks → `tool-call-start` (id, name), `input_json_delta.partial_json` →
- *   `tool-call-delta`, `content_block_stop` → `tool-call-stop`, all with the block's index.
+ *   `tool-call-delta`, `content_block_stop` → `tool-call-stop`, all with the block's index. More
+ *   than `maxToolCallsPerAnswer` of them end the answer with a `ModelResponseError`.
  * - `message_delta` carries the stop reason and cumulative usage; `message_stop` yields one
  *   `usage` part and the `finish` part.
  *
@@ -77,7 +78,9 @@ function broken(problem: string): Error {
  * `reasoningTokens` its thinking share when reported. A count not reported is `undefined`.
  */
 export class AnthropicStreamMapper {
+  readonly #limits: ModelStreamLimits;
   readonly #blocks = new Map<number, Block>();
+  #toolCalls = 0;
   readonly #counts: AnthropicCounts = {
     input: undefined,
     cacheRead: undefined,
@@ -90,6 +93,10 @@ export class AnthropicStreamMapper {
   #hasContent = false;
   #stopReason: string | undefined;
   #isFinished = false;
+
+  constructor(limits: ModelStreamLimits) {
+    this.#limits = limits;
+  }
 
   /** True once `message_stop` arrived: the answer is complete. */
   get isFinished(): boolean {
@@ -175,6 +182,11 @@ export class AnthropicStreamMapper {
         if (typeof block.id !== 'string' || typeof block.name !== 'string') {
           throw broken('sent a tool_use block without an id or name');
         }
+        const { maxToolCallsPerAnswer } = this.#limits;
+        if (this.#toolCalls >= maxToolCallsPerAnswer) {
+          throw modelStreamLimitError(providerName, 'maxToolCallsPerAnswer', maxToolCallsPerAnswer);
+        }
+        this.#toolCalls += 1;
         this.#blocks.set(index, { kind: 'tool', hasArguments: false, initialInput: block.input });
         return [{ type: 'tool-call-start', index, id: block.id, name: block.name }];
       }

@@ -1,4 +1,5 @@
 import type { ModelRequest } from '@ghost/core';
+import type { ModelStreamLimits } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { chatRequestBody } from './chat-request.js';
 import { ChatStreamReader } from './chat-stream-reader.js';
@@ -24,7 +25,7 @@ export class OpenAIChatModel extends OpenAIStreamingModel<OpenAI.Chat.ChatComple
     return (signal) => client.chat.completions.create(body, { signal });
   }
 
-  protected newReader(failure: FailureContext): ChatStreamReader {
-    return new ChatStreamReader(failure);
+  protected newReader(failure: FailureContext, limits: ModelStreamLimits): ChatStreamReader {
+    return new ChatStreamReader(failure, limits);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
-import { modelStreamError } from '@ghost/core/provider';
+import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import type { FailureContext } from './openai-failure.js';
 import type { StreamEventReader } from './stream-attempt.js';
@@ -16,6 +16,8 @@ interface ChatToolCall {
   name: string | undefined;
   /** Argument text that arrived before the call's name did. */
   pendingArguments: string;
+  /** The bytes of its arguments so far, sent or pending. */
+  argumentBytes: number;
   isStarted: boolean;
 }
 
@@ -66,20 +68,30 @@ function text(value: unknown): string | undefined {
  * and `refusal` stream as text, `reasoning_content` or `reasoning` (sent by DeepSeek, vLLM,
  * llama.cpp, Ollama, OpenRouter) as reasoning; `tool_calls` fragments are matched by their
  * `index` (or, where a server leaves it out, by id) so parallel calls may interleave, and a call
- * without an id gets a generated one that stays the same for the whole conversation. Usage is
- * reported when the server sends it and left out when it does not. A stream that ends without
+ * without an id gets a generated one that stays the same for the whole conversation. Calls are
+ * found through maps by index and by id, so reading them takes time linear in the stream. More
+ * calls than `maxToolCallsPerAnswer`, or arguments past `maxToolCallBytes` (those waiting for
+ * their call's name included), end the stream with a `ModelResponseError` naming the limit. Usage
+ * is reported when the server sends it and left out when it does not. A stream that ends without
  * a `finish_reason` is a `ModelResponseError`.
  */
 export class ChatStreamReader implements StreamEventReader<ChatChunk> {
   readonly #context: FailureContext;
+  readonly #limits: ModelStreamLimits;
   readonly #queue = new StreamPartQueue();
-  readonly #calls = new Map<number, ChatToolCall>();
+  /** Every call, in the order it started (its `index`). */
+  readonly #calls: ChatToolCall[] = [];
+  /** Calls by the server's `index`, for fragments that carry one. */
+  readonly #callsByServerIndex = new Map<number, ChatToolCall>();
+  /** Calls by id, for fragments that carry an id and no index. */
+  readonly #callsById = new Map<string, ChatToolCall>();
   #reasoning: string | undefined;
   #rawFinishReason: string | undefined;
   #usage: UsageInit | undefined;
 
-  constructor(context: FailureContext) {
+  constructor(context: FailureContext, limits: ModelStreamLimits) {
     this.#context = context;
+    this.#limits = limits;
   }
 
   /** Chat streams end with `data: [DONE]` after the usage chunk: read on until the stream ends. */
@@ -121,7 +133,7 @@ export class ChatStreamReader implements StreamEventReader<ChatChunk> {
       throw modelStreamError(this.#context.provider, 'ended without a finish_reason');
     }
     this.#endReasoning();
-    for (const call of this.#calls.values()) {
+    for (const call of this.#calls) {
       if (!call.isStarted) {
         throw modelStreamError(
           this.#context.provider,
@@ -133,7 +145,7 @@ export class ChatStreamReader implements StreamEventReader<ChatChunk> {
     if (this.#usage) this.#queue.push({ type: 'usage', usage: this.#usage });
     this.#queue.push({
       type: 'finish',
-      reason: finishReason(this.#rawFinishReason, this.#calls.size > 0),
+      reason: finishReason(this.#rawFinishReason, this.#calls.length > 0),
       rawReason: this.#rawFinishReason,
     });
     return this.#queue.take();
@@ -150,33 +162,41 @@ export class ChatStreamReader implements StreamEventReader<ChatChunk> {
 
   #callFor(fragment: Record<string, unknown>): ChatToolCall {
     const { index, id } = fragment;
-    let key: number;
-    if (typeof index === 'number' && Number.isInteger(index) && index >= 0) key = index;
-    else if (typeof id === 'string' && id !== '') {
-      // No index: a known id continues its call, a new id starts one.
-      key = [...this.#calls.entries()].find(([, call]) => call.id === id)?.[0] ?? this.#nextKey();
-    } else {
-      // Neither: a fragment continuing the latest call.
-      key = [...this.#calls.keys()].at(-1) ?? this.#nextKey();
+    if (typeof index === 'number' && Number.isInteger(index) && index >= 0) {
+      let call = this.#callsByServerIndex.get(index);
+      if (call === undefined) {
+        call = this.#newCall();
+        this.#callsByServerIndex.set(index, call);
+      }
+      return call;
     }
-    let call = this.#calls.get(key);
-    if (!call) {
-      call = {
-        index: this.#calls.size,
-        id: undefined,
-        name: undefined,
-        pendingArguments: '',
-        isStarted: false,
-      };
-      this.#calls.set(key, call);
+    // No index: a known id continues its call, a new id starts one; neither continues the latest.
+    if (typeof id === 'string' && id !== '') return this.#callsById.get(id) ?? this.#newCall();
+    return this.#calls.at(-1) ?? this.#newCall();
+  }
+
+  #newCall(): ChatToolCall {
+    const { maxToolCallsPerAnswer } = this.#limits;
+    if (this.#calls.length >= maxToolCallsPerAnswer) {
+      throw modelStreamLimitError(this.#context.provider, 'maxToolCallsPerAnswer', maxToolCallsPerAnswer);
     }
+    const call: ChatToolCall = {
+      index: this.#calls.length,
+      id: undefined,
+      name: undefined,
+      pendingArguments: '',
+      argumentBytes: 0,
+      isStarted: false,
+    };
+    this.#calls.push(call);
     return call;
   }
 
-  #nextKey(): number {
-    let key = this.#calls.size;
-    while (this.#calls.has(key)) key += 1;
-    return key;
+  #setId(call: ChatToolCall, id: string): string {
+    call.id = id;
+    // The first call to carry an id keeps it, as a later fragment with that id continues it.
+    if (!this.#callsById.has(id)) this.#callsById.set(id, call);
+    return id;
   }
 
   #toolCallFragment(fragment: unknown): void {
@@ -184,7 +204,7 @@ export class ChatStreamReader implements StreamEventReader<ChatChunk> {
     const record = fragment as Record<string, unknown>;
     const call = this.#callFor(record);
     const id = text(record.id);
-    if (id !== undefined && call.id === undefined) call.id = id;
+    if (id !== undefined && call.id === undefined) this.#setId(call, id);
     const fn = (record.function ?? {}) as Record<string, unknown>;
     const name = text(fn.name);
     if (name !== undefined && call.name === undefined) call.name = name;
@@ -196,12 +216,16 @@ export class ChatStreamReader implements StreamEventReader<ChatChunk> {
         : rawArguments !== undefined && rawArguments !== null
           ? JSON.stringify(rawArguments)
           : '';
+    call.argumentBytes += Buffer.byteLength(argumentsDelta, 'utf8');
+    if (call.argumentBytes > this.#limits.maxToolCallBytes) {
+      throw modelStreamLimitError(this.#context.provider, 'maxToolCallBytes', this.#limits.maxToolCallBytes);
+    }
     if (!call.isStarted) {
       call.pendingArguments += argumentsDelta;
       if (call.name === undefined) return;
       call.isStarted = true;
-      call.id ??= `call_${randomUUID().replaceAll('-', '')}`;
-      this.#queue.push({ type: 'tool-call-start', index: call.index, id: call.id, name: call.name });
+      const callId = call.id ?? this.#setId(call, `call_${randomUUID().replaceAll('-', '')}`);
+      this.#queue.push({ type: 'tool-call-start', index: call.index, id: callId, name: call.name });
       if (call.pendingArguments !== '') {
         this.#queue.push({
           type: 'tool-call-delta',

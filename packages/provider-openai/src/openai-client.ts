@@ -1,5 +1,6 @@
 import { ConfigurationError, ModelAuthenticationError } from '@ghost/core';
 import OpenAI from 'openai';
+import { limitedFetch } from './limited-fetch.js';
 
 /** How to reach the server, shared by `createOpenAI` and `createOpenAICompatible`. */
 export interface ClientSettings {
@@ -59,15 +60,33 @@ function environment(name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/**
+ * The fetch a client of the user's was made with. The SDK keeps it (or the global one) in a field
+ * its types call private; `undefined` if a version of the SDK stops doing so, and then the
+ * client's responses are read as the SDK reads them.
+ */
+function fetchOf(client: OpenAI): typeof globalThis.fetch | undefined {
+  const fetch: unknown = Reflect.get(client, 'fetch');
+  return typeof fetch === 'function' ? (fetch as typeof globalThis.fetch) : undefined;
+}
+
 function createClient(settings: ClientSettings, flavour: ClientFlavour): OpenAI {
   const timeout = settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs };
   // Ghost retries with retryModelRequest (one policy, every retry a visible part), so the SDK
-  // must not retry on its own.
-  if (settings.client !== undefined) return settings.client.withOptions({ maxRetries: 0, ...timeout });
+  // must not retry on its own. Every response is read through limitedFetch, which bounds it
+  // before the SDK buffers anything.
+  if (settings.client !== undefined) {
+    const userFetch = fetchOf(settings.client);
+    return settings.client.withOptions({
+      maxRetries: 0,
+      ...timeout,
+      ...(userFetch !== undefined ? { fetch: limitedFetch(userFetch, flavour.provider) } : {}),
+    });
+  }
   const shared = {
     maxRetries: 0,
     ...timeout,
-    ...(settings.fetch !== undefined ? { fetch: settings.fetch } : {}),
+    fetch: limitedFetch(settings.fetch ?? globalThis.fetch, flavour.provider),
   };
   if (flavour.isOpenAI) {
     const apiKey = settings.apiKey ?? environment('OPENAI_API_KEY');

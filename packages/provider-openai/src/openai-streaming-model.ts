@@ -1,6 +1,7 @@
 import type { ModelRequest, ModelStreamOptions, ModelStreamPart, ModelV1 } from '@ghost/core';
-import { retryModelRequest } from '@ghost/core/provider';
+import { defaultModelStreamLimits, type ModelStreamLimits, retryModelRequest } from '@ghost/core/provider';
 import type OpenAI from 'openai';
+import { withStreamLimits } from './limited-fetch.js';
 import type { FailureContext } from './openai-failure.js';
 import { type StreamEventReader, streamAttempt } from './stream-attempt.js';
 
@@ -22,7 +23,9 @@ export type OpenStream<Event> = (signal: AbortSignal) => Promise<AsyncIterable<E
 
 /**
  * A model on one of OpenAI's streamed APIs: builds the request body once, then streams it with
- * Ghost's retries, each attempt read by a fresh reader of that API's events.
+ * Ghost's retries, each attempt read by a fresh reader of that API's events. The call's limits
+ * bound the response as the client's fetch reads it (events, bytes), the reader's tables of tool
+ * calls, and how long an attempt may go without a part.
  */
 export abstract class OpenAIStreamingModel<Event, Init extends OpenAIModelInit = OpenAIModelInit>
   implements ModelV1
@@ -39,19 +42,26 @@ export abstract class OpenAIStreamingModel<Event, Init extends OpenAIModelInit =
   }
 
   async *stream(request: ModelRequest, options: ModelStreamOptions): AsyncGenerator<ModelStreamPart> {
-    const { signal } = options;
+    const { signal, limits = defaultModelStreamLimits } = options;
     signal.throwIfAborted();
-    const open = this.openRequest(request, this.init.client());
+    const openRequest = this.openRequest(request, this.init.client());
+    const open: OpenStream<Event> = (attemptSignal) =>
+      withStreamLimits(limits, this.provider, () => openRequest(attemptSignal));
     const { failure, maxRetries } = this.init;
     yield* retryModelRequest(
-      (attemptSignal) => streamAttempt(open, this.newReader(failure), attemptSignal, failure),
-      { signal, ...(maxRetries !== undefined ? { maxRetries } : {}) },
+      (attemptSignal) => streamAttempt(open, this.newReader(failure, limits), attemptSignal, failure),
+      {
+        signal,
+        idleTimeoutMs: limits.streamIdleTimeoutMs,
+        provider: this.provider,
+        ...(maxRetries !== undefined ? { maxRetries } : {}),
+      },
     );
   }
 
   /** Builds the request body for `request` and returns how to open it on `client`. */
   protected abstract openRequest(request: ModelRequest, client: OpenAI): OpenStream<Event>;
 
-  /** A reader for one attempt's events. */
-  protected abstract newReader(failure: FailureContext): StreamEventReader<Event>;
+  /** A reader for one attempt's events, under the call's limits. */
+  protected abstract newReader(failure: FailureContext, limits: ModelStreamLimits): StreamEventReader<Event>;
 }

@@ -1,4 +1,5 @@
 import type { ModelRequest } from '@ghost/core';
+import type { ModelStreamLimits } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import type { FailureContext } from './openai-failure.js';
 import { OpenAIStreamingModel, type OpenStream } from './openai-streaming-model.js';
@@ -19,7 +20,7 @@ export class OpenAIResponsesModel extends OpenAIStreamingModel<OpenAI.Responses.
     return (signal) => client.responses.create(body, { signal });
   }
 
-  protected newReader(failure: FailureContext): ResponsesStreamReader {
-    return new ResponsesStreamReader(failure);
+  protected newReader(failure: FailureContext, limits: ModelStreamLimits): ResponsesStreamReader {
+    return new ResponsesStreamReader(failure, limits);
   }
 }

@@ -1,5 +1,5 @@
 import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
-import { modelStreamError } from '@ghost/core/provider';
+import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { type FailureContext, modelErrorFromStreamFailure } from './openai-failure.js';
 import type { StreamEventReader } from './stream-attempt.js';
@@ -54,7 +54,9 @@ function incompleteReason(reason: string | undefined): ModelFinishReason {
  * text and refusals stream as text; reasoning summaries and reasoning text as reasoning, each
  * reasoning item ending with a `reasoning-end` that carries its id and encrypted content for
  * the next turn; `function_call` items as tool calls indexed in the order they start, matched
- * by their output index so argument deltas of parallel calls may interleave.
+ * by their output index so argument deltas of parallel calls may interleave (through maps, in
+ * time linear in the stream; more calls than `maxToolCallsPerAnswer` end it with a
+ * `ModelResponseError`).
  *
  * `response.completed` finishes with `stop` (or `tool-calls` when the model called tools),
  * `response.incomplete` with its `incomplete_details.reason` (`max_output_tokens` → `length`,
@@ -63,14 +65,16 @@ function incompleteReason(reason: string | undefined): ModelFinishReason {
  */
 export class ResponsesStreamReader implements StreamEventReader<ResponsesEvent> {
   readonly #context: FailureContext;
+  readonly #limits: ModelStreamLimits;
   readonly #queue = new StreamPartQueue();
   readonly #calls = new Map<number, OpenCall>();
   readonly #callOutputIndexByItemId = new Map<string, number>();
   readonly #reasoning = new Map<number, OpenReasoning>();
   #isFinished = false;
 
-  constructor(context: FailureContext) {
+  constructor(context: FailureContext, limits: ModelStreamLimits) {
     this.#context = context;
+    this.#limits = limits;
   }
 
   /** True once a terminal event (`response.completed` or `response.incomplete`) was read. */
@@ -154,6 +158,10 @@ export class ResponsesStreamReader implements StreamEventReader<ResponsesEvent> 
     if (existing) return existing;
     if (typeof item.call_id !== 'string' || typeof item.name !== 'string') {
       throw modelStreamError(this.#context.provider, 'sent a function call without a call_id or name');
+    }
+    const { maxToolCallsPerAnswer } = this.#limits;
+    if (this.#calls.size >= maxToolCallsPerAnswer) {
+      throw modelStreamLimitError(this.#context.provider, 'maxToolCallsPerAnswer', maxToolCallsPerAnswer);
     }
     const call: OpenCall = { index: this.#calls.size, hasArguments: false, isStopped: false };
     this.#calls.set(outputIndex, call);
