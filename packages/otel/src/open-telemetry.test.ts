@@ -1,5 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRuntime, defineAgent, defineTool, ModelRateLimitError, ToolError } from '@ghost/core';
+import {
+  createRuntime,
+  defineAgent,
+  defineTool,
+  memorySessionStore,
+  ModelRateLimitError,
+  ToolError,
+} from '@ghost/core';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -535,5 +542,21 @@ describe('openTelemetry()', () => {
     await agent.ask('Hi', { runtime: createRuntime() });
     const agentSpan = onlySpan(tracing.finished(), 'invoke_agent greeter');
     expect(agentSpan.instrumentationScope).toMatchObject({ name: 'my-app', version: '1.2.3' });
+  });
+});
+
+describe('openTelemetry() with sessions', () => {
+  it('names the session as gen_ai.conversation.id on the run and its model calls', async () => {
+    const tracing = inMemoryTracing();
+    const runtime = createRuntime({
+      telemetry: openTelemetry({ tracerProvider: tracing.provider }),
+      sessionStore: memorySessionStore(),
+    });
+    const agent = defineAgent({ name: 'support', model: new ScriptedModel([{ text: 'Hi.' }]) });
+    const run = await agent.ask('Hello', { runtime, session: { id: 'chat-7', actor: 'user-1' } });
+    expect(run.outcome).toBe('completed');
+    const spans = tracing.finished();
+    expect(onlySpan(spans, 'invoke_agent support').attributes['gen_ai.conversation.id']).toBe('chat-7');
+    expect(onlySpan(spans, 'chat scripted-model').attributes['gen_ai.conversation.id']).toBe('chat-7');
   });
 });

@@ -93,7 +93,8 @@ export class RunTracer implements RunTelemetry {
   constructor(tracer: Tracer, start: TelemetryRunStart, captureContent: boolean) {
     this.#tracer = tracer;
     this.#captureContent = captureContent;
-    const conversationId = start.invocation.metadata.conversationId;
+    // A run that continues a session names it; metadata.conversationId is for runs without one.
+    const conversationId = start.invocation.sessionId ?? start.invocation.metadata.conversationId;
     this.#conversationId =
       typeof conversationId === 'string' && conversationId !== '' ? conversationId : undefined;
     // The parent is whatever is current where the run starts: a nested agent's run started inside
