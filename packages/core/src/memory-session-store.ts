@@ -1,10 +1,4 @@
-import type { JsonObject } from './json.js';
-import {
-  SessionAccessError,
-  SessionBusyError,
-  SessionConflictError,
-  SessionStoreError,
-} from './session-errors.js';
+import { SessionAccessError, SessionBusyError, SessionStoreError } from './session-errors.js';
 import {
   defaultSessionLimits,
   type OpenedSessionV1,
@@ -12,40 +6,28 @@ import {
   type SessionListRequest,
   type SessionOpenRequest,
   type SessionPage,
-  type SessionRecord,
   type SessionStoreV1,
   type SessionWrite,
   type SessionWriteResult,
 } from './session-store.js';
 import { defineSessionStore } from './session-store-kit/define-session-store.js';
-import { checkSessionListRequest, sessionListCursor } from './session-store-kit/session-list-request.js';
+import {
+  applySessionWrite,
+  type SessionDocument,
+  sessionDocumentHistory,
+  sessionDocumentPage,
+} from './session-store-kit/session-document.js';
+import { checkSessionListRequest } from './session-store-kit/session-list-request.js';
 import {
   checkSessionDeleteRequest,
   checkSessionOpenRequest,
   checkSessionPruneRequest,
 } from './session-store-kit/session-requests.js';
-import { planSessionWrite } from './session-store-kit/session-write-plan.js';
 
 /** The options of {@link memorySessionStore}. */
 export interface MemorySessionStoreOptions {
   /** What one session may hold, over {@link defaultSessionLimits} key by key. */
   readonly limits?: Partial<SessionLimits>;
-}
-
-interface StoredRecord extends SessionRecord {
-  readonly bytes: number;
-}
-
-interface MemorySession {
-  readonly id: string;
-  readonly actor: string;
-  readonly sequence: number;
-  readonly createdAt: Date;
-  updatedAt: Date;
-  state: JsonObject;
-  records: StoredRecord[];
-  byteCount: number;
-  readonly operations: Map<string, string>;
 }
 
 /** One session's lock: who holds it and who waits, first come first served. */
@@ -67,7 +49,7 @@ interface SessionLock {
  */
 export function memorySessionStore(options: MemorySessionStoreOptions = {}): SessionStoreV1 {
   const limits: SessionLimits = Object.freeze({ ...defaultSessionLimits, ...options.limits });
-  const sessions = new Map<string, MemorySession>();
+  const sessions = new Map<string, SessionDocument>();
   const locks = new Map<string, SessionLock>();
   let nextSequence = 0;
   let isClosed = false;
@@ -164,8 +146,7 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
 
   const openedSession = (id: string, actor: string, holder: symbol): OpenedSessionV1 => {
     const stored = sessions.get(id);
-    let messageCount = stored?.records.length ?? 0;
-    let byteCount = stored?.byteCount ?? 0;
+    let totals = { messageCount: stored?.records.length ?? 0, byteCount: stored?.byteCount ?? 0 };
     const requireLock = () => {
       throwIfClosed();
       if (!isHeldBy(id, holder)) {
@@ -181,123 +162,37 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
       isNew: stored === undefined,
       state: structuredClone(stored?.state ?? {}),
       get messageCount() {
-        return messageCount;
+        return totals.messageCount;
       },
       get byteCount() {
-        return byteCount;
+        return totals.byteCount;
       },
-      history: async ({ limit, before }: { readonly limit: number; readonly before?: number }) => {
+      history: async (request: { readonly limit: number; readonly before?: number }) => {
         requireLock();
-        const records = sessions.get(id)?.records ?? [];
-        const end = Math.min(before ?? records.length, records.length);
-        return records.slice(Math.max(0, end - limit), end).map(publicRecord);
+        return sessionDocumentHistory(sessions.get(id), request);
       },
       write: async (write: SessionWrite): Promise<SessionWriteResult> => {
         requireLock();
-        const result = applyWrite(id, actor, write);
-        messageCount = result.messageCount;
-        byteCount = result.byteCount;
-        return result;
+        const change = applySessionWrite(
+          sessions.get(id),
+          { id, actor, sequence: nextSequence },
+          write,
+          limits,
+        );
+        if (change.status === 'applied') {
+          if (!sessions.has(id)) nextSequence += 1;
+          sessions.set(id, change.document);
+        }
+        totals = { messageCount: change.result.messageCount, byteCount: change.result.byteCount };
+        return change.result;
       },
       release: async () => release(id, holder),
     });
   };
 
-  const applyWrite = (id: string, actor: string, write: SessionWrite): SessionWriteResult => {
-    const existing = sessions.get(id);
-    const digest = existing?.operations.get(write.operationId);
-    if (digest !== undefined) {
-      if (digest !== write.digest) {
-        throw new SessionConflictError(
-          `Operation '${write.operationId}' was already applied to this session with other content, so this write was refused. Give each distinct write its own operation id.`,
-          { reason: 'operation-reused', operationId: write.operationId, sessionId: id },
-        );
-      }
-      return {
-        status: 'already-applied',
-        messageCount: existing?.records.length ?? 0,
-        byteCount: existing?.byteCount ?? 0,
-      };
-    }
-    const records = existing?.records ?? [];
-    const from = write.replaceFrom?.position ?? records.length;
-    if (write.replaceFrom !== undefined) {
-      const { expected } = write.replaceFrom;
-      const tail = records.slice(from);
-      const matches =
-        from >= 0 &&
-        from + expected.length === records.length &&
-        tail.every((stored, index) => stored.message === expected[index]);
-      if (!matches) {
-        throw new SessionConflictError(
-          'The messages replace() expected at the end of the history are no longer there, so nothing was changed. Read the history again and retry.',
-          { reason: 'tail-moved', operationId: write.operationId, sessionId: id },
-        );
-      }
-    }
-    const removed = records.slice(from);
-    const plan = planSessionWrite(
-      limits,
-      { messageCount: records.length, byteCount: existing?.byteCount ?? 0 },
-      {
-        removedCount: removed.length,
-        removedBytes: removed.reduce((sum, stored) => sum + stored.bytes, 0),
-        messages: write.messages,
-        state: write.state,
-      },
-      id,
-    );
-    const now = new Date();
-    const session: MemorySession = existing ?? {
-      id,
-      actor,
-      sequence: nextSequence++,
-      createdAt: now,
-      updatedAt: now,
-      state: {},
-      records: [],
-      byteCount: 0,
-      operations: new Map(),
-    };
-    const added = write.messages.map(
-      (message, index): StoredRecord =>
-        Object.freeze({
-          position: from + index,
-          message,
-          operationId: write.operationId,
-          ...(write.outcome === undefined ? {} : { outcome: write.outcome }),
-          createdAt: now,
-          bytes: plan.messageBytes[index] ?? 0,
-        }),
-    );
-    session.records = [...records.slice(0, from), ...added];
-    session.byteCount = plan.byteCount;
-    if (plan.stateText !== undefined) session.state = JSON.parse(plan.stateText) as JsonObject;
-    session.updatedAt = now;
-    session.operations.set(write.operationId, write.digest);
-    sessions.set(id, session);
-    return { status: 'applied', messageCount: plan.messageCount, byteCount: plan.byteCount };
-  };
-
   const list = async (request: SessionListRequest): Promise<SessionPage> => {
     throwIfClosed();
-    const { actor, limit, after } = checkSessionListRequest(request);
-    const owned = [...sessions.values()]
-      .filter((session) => session.actor === actor && (after === undefined || session.sequence < after))
-      .sort((left, right) => right.sequence - left.sequence);
-    const page = owned.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      sessions: page.map((session) => ({
-        id: session.id,
-        actor: session.actor,
-        messageCount: session.records.length,
-        byteCount: session.byteCount,
-        createdAt: new Date(session.createdAt),
-        updatedAt: new Date(session.updatedAt),
-      })),
-      ...(owned.length > limit && last !== undefined ? { nextCursor: sessionListCursor(last.sequence) } : {}),
-    };
+    return sessionDocumentPage(sessions.values(), checkSessionListRequest(request));
   };
 
   const remove = async (request: {
@@ -324,7 +219,7 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
     const cutoff = checkSessionPruneRequest({ olderThan }).getTime();
     let pruned = 0;
     for (const [id, session] of sessions) {
-      if (session.updatedAt.getTime() < cutoff && locks.get(id)?.holder === undefined) {
+      if (session.updatedAt < cutoff && locks.get(id)?.holder === undefined) {
         sessions.delete(id);
         pruned += 1;
       }
@@ -345,14 +240,4 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
       isClosed = true;
     },
   });
-}
-
-function publicRecord(stored: StoredRecord): SessionRecord {
-  return {
-    position: stored.position,
-    message: stored.message,
-    operationId: stored.operationId,
-    ...(stored.outcome === undefined ? {} : { outcome: stored.outcome }),
-    createdAt: new Date(stored.createdAt),
-  };
 }

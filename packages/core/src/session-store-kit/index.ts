@@ -37,6 +37,15 @@ export {
 } from '../session-store.js';
 export { defineSessionStore } from './define-session-store.js';
 export {
+  applySessionWrite,
+  type SessionDocument,
+  type SessionDocumentChange,
+  type SessionDocumentRecord,
+  sessionDocumentHistory,
+  sessionDocumentPage,
+} from './session-document.js';
+export { type HeldSessionLease, holdSessionLease, type SessionLease } from './hold-session-lease.js';
+export {
   type RenewingSessionLease,
   renewSessionLease,
   type SessionLeaseRenewal,
