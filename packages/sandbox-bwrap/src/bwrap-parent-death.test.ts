@@ -163,7 +163,9 @@ describe('a parent killed while a sandbox starts', () => {
             stdout += chunk.toString();
             if (stdout.includes('\n')) resolve(stdout.slice(0, stdout.indexOf('\n')));
           });
-          parent.once('exit', (code) => reject(new Error(`the parent exited (${code}) before the step: ${stderr}`)));
+          parent.once('exit', (code) =>
+            reject(new Error(`the parent exited (${code}) before the step: ${stderr}`)),
+          );
         });
         const { facts } = JSON.parse(line) as { step: string; facts: BwrapStartFacts };
         const reaper = reaperOf(parent.pid as number);

@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GhostError, type Runtime, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
-import {
-  createSandboxWorkspace,
-  removeSandboxWorkspace,
-  type SandboxCapabilities,
-  type SandboxLimits,
-  type SandboxProcess,
-} from '@ghost/core/sandbox';
+import type { SandboxCapabilities, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
+import { createSandboxWorkspace, removeSandboxWorkspace } from '@ghost/core/sandbox';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import { CodeModeConfigurationError } from '../errors.js';
 import type { CodeModeLimits } from '../limits.js';

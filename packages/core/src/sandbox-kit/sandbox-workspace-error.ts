@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../configuration-error.js';
-import { type GhostErrorInit, markErrorClass } from '../ghost-error.js';
+import { markErrorClass } from '../ghost-error.js';
 
 /**
  * Why a workspace was refused:
@@ -16,14 +16,16 @@ import { type GhostErrorInit, markErrorClass } from '../ghost-error.js';
 export type SandboxWorkspaceProblem = 'missing' | 'link' | 'not-made-here' | 'not-private' | 'unsafe-root';
 
 /** What {@link SandboxWorkspaceError}'s constructor takes besides the message. */
-export type SandboxWorkspaceErrorInit = Omit<GhostErrorInit<'SANDBOX_WORKSPACE_REFUSED'>, 'code'> & {
+export interface SandboxWorkspaceErrorInit {
+  /** What went wrong underneath, such as the failed `realpath`. */
+  readonly cause?: unknown;
   /** The workspace, or the root, that was refused. */
   readonly path: string;
   /** Why it was refused. */
   readonly problem: SandboxWorkspaceProblem;
   /** The spawn-spec field or option that named it: `workspace`, or `root` for `createSandboxWorkspace()`. */
   readonly option?: string;
-};
+}
 
 /**
  * A sandbox backend refused a workspace: a backend only takes over (hands to the program, mounts

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** This package's directory. */
-export const packageDirectory = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const packageDirectory = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 /** The built entry of this package, as an installed application loads it. */
 export const builtEntry = join(packageDirectory, 'dist', 'index.js');
