@@ -40,7 +40,12 @@ function descendants(pid: number): number[] {
       continue;
     }
     for (const thread of threads) {
-      const children = readFileSync(`/proc/${next}/task/${thread}/children`, 'utf8').trim();
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${next}/task/${thread}/children`, 'utf8').trim();
+      } catch {
+        // The thread ended while we looked.
+      }
       for (const child of children.split(/\s+/).filter(Boolean)) {
         found.push(Number(child));
         pending.push(Number(child));
@@ -127,6 +132,10 @@ describe('the sandbox reaper', () => {
       await exited;
 
       expect(errors).toBe('');
+      // SIGKILL is sent by the time the reaper exits; the kernel may take a moment to end them.
+      await waitFor(() => members.filter(isRunning).length === 0, 'the killed tree has ended').catch(
+        () => {},
+      );
       expect(members.filter(isRunning), 'processes of the registered tree still running').toEqual([]);
       expect(existsSync(workspace), 'the registered directory').toBe(false);
       expect(existsSync(released), 'the released directory').toBe(true);
