@@ -2,10 +2,8 @@
 // on Linux). Each program gets a fresh host; prewarmed means a spare was started ahead. The
 // 'session' placement's figures are for one sandboxed host serving a session's programs in turn.
 import { realpathSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { unrestrictedSandbox } from '@ghost/code-mode';
+import { createSandboxWorkspace } from '@ghost/core/sandbox';
 import { bwrapSandbox, createBwrapSandbox } from '@ghost/sandbox-bwrap';
 import { coldExec, programsPerSecond, roundTrip, warmExec } from './code-mode.js';
 import { measureSamples } from './measure.js';
@@ -14,7 +12,7 @@ const node = realpathSync(process.execPath);
 
 /** Milliseconds from spawn to exit of `node -e 0` under one backend, closed afterwards. */
 async function spawnToExit(backend, spec) {
-  const workspace = await mkdtemp(join(tmpdir(), 'ghost-bench-'));
+  const workspace = await createSandboxWorkspace({ prefix: 'ghost-bench-' });
   const startedAt = performance.now();
   const child = await backend.spawn({
     command: node,

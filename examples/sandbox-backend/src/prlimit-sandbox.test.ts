@@ -1,6 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSandboxWorkspace, removeSandboxWorkspace } from '@ghost/core/sandbox';
 import { describeSandboxConformance } from '@ghost/sandbox-testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPrlimitSandbox, prlimitSandbox, rlimitArguments } from './prlimit-sandbox.js';
@@ -12,7 +11,7 @@ await describeSandboxConformance({ name: 'prlimit', create: () => prlimitSandbox
 const workspaces: string[] = [];
 
 afterEach(async () => {
-  await Promise.all(workspaces.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
 });
 
 describe('the prlimit example backend', () => {
@@ -35,7 +34,7 @@ describe('the prlimit example backend', () => {
   });
 
   it('refuses a command that does not exist before starting anything', async () => {
-    const workspace = await mkdtemp(join(tmpdir(), 'ghost-prlimit-'));
+    const workspace = await createSandboxWorkspace({ prefix: 'ghost-prlimit-' });
     workspaces.push(workspace);
     const command = join(workspace, 'missing-program');
     const spawning = prlimitSandbox.spawn({

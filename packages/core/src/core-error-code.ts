@@ -18,5 +18,6 @@ export type CoreErrorCode =
   | ModelErrorCode
   | 'CLEANUP_FAILED'
   | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_WORKSPACE_REFUSED'
   | 'WORKSPACE_CLOSED'
   | 'SCRIPTED_MODEL_MISMATCH';

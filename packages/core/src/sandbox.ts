@@ -146,8 +146,11 @@ export interface SandboxSpawnSpec {
   /** Absolute paths the process may read and execute but never write: the runtime and its code. */
   readonly runtimePaths: readonly string[];
   /**
-   * An absolute path to an existing directory, the only place the process may write. The backend
-   * takes it over: `SandboxProcess.close()` removes it.
+   * The only place the process may write: a directory made by `createSandboxWorkspace()` from
+   * `@ghost/core/sandbox` in this process (the caller may put input files in it first). The backend
+   * takes it over (hands it to the program's identity, shows it writable) and
+   * `SandboxProcess.close()` removes it. Any other path, a symbolic link included, is refused with
+   * a `SandboxWorkspaceError` before anything is changed at it.
    */
   readonly workspace: string;
   /** The working directory, inside the workspace or a runtime path. Default: the workspace. */

@@ -1,6 +1,6 @@
 import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
-import { bwrapArguments, sandboxHostname } from './bwrap-arguments.js';
+import { bwrapArguments, programIdPositions, sandboxHostname } from './bwrap-arguments.js';
 import type { BwrapIdentity } from './bwrap-identity.js';
 
 const plan: SandboxSpawnPlan = {
@@ -33,8 +33,7 @@ function valuesOf(args: string[], flag: string, count = 1): string[][] {
 const parentIdentity: BwrapIdentity = { kind: 'parent', uid: 1000, gid: 1000 };
 const droppedIdentity: BwrapIdentity = {
   kind: 'dropped',
-  uid: 65534,
-  gid: 65534,
+  ids: { first: 2_113_929_216, count: 4_194_304 },
   setpriv: '/usr/bin/setpriv',
   setprivLibraries: ['/lib/libcap-ng.so.0', '/lib64/ld-linux-x86-64.so.2'],
 };
@@ -200,14 +199,15 @@ describe('bwrapArguments with links to recreate', () => {
 });
 
 describe('bwrapArguments with a root parent', () => {
-  const args = bwrapArguments(plan, {
+  const layout = {
     paths,
     sharedLibraries: ['/lib64/ld-linux-x86-64.so.2'],
     identity: droppedIdentity,
     seccompFd: 4,
     emptyFileFd: 5,
     infoFd: 6,
-  });
+  };
+  const args = bwrapArguments(plan, { ...layout, programIds: { uid: 2_113_934_567, gid: 2_113_934_567 } });
 
   it('makes no user namespace, so bubblewrap mounts as root, and keeps only what setpriv needs', () => {
     expect(args).not.toContain('--unshare-user');
@@ -240,8 +240,8 @@ describe('bwrapArguments with a root parent', () => {
     expect(args.slice(args.indexOf('--'))).toEqual([
       '--',
       '/usr/bin/setpriv',
-      '--reuid=65534',
-      '--regid=65534',
+      '--reuid=2113934567',
+      '--regid=2113934567',
       '--clear-groups',
       '--inh-caps=-all',
       '--bounding-set=-all',
@@ -250,5 +250,19 @@ describe('bwrapArguments with a root parent', () => {
       'host.js',
       '--flag',
     ]);
+  });
+
+  it('without the program ids, leaves for the launcher a place setpriv refuses, found from the end', () => {
+    const unset = bwrapArguments(plan, layout);
+    const positions = programIdPositions(unset, plan);
+    expect(positions).toBeDefined();
+    expect([unset[positions!.uid], unset[positions!.gid]]).toEqual(['--reuid=unset', '--regid=unset']);
+    // A program argument that reads the same is not taken for it.
+    const tricky = { ...plan, args: ['--reuid=unset', '--regid=unset'] };
+    const trickyArgs = bwrapArguments(tricky, layout);
+    expect(programIdPositions(trickyArgs, tricky)?.uid).toBe(trickyArgs.lastIndexOf('/usr/bin/setpriv') + 1);
+    expect(
+      programIdPositions(bwrapArguments(plan, { ...layout, identity: parentIdentity }), plan),
+    ).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
-import type { BwrapIdentity } from './bwrap-identity.js';
+import type { BwrapIdentity, ProgramIds } from './bwrap-identity.js';
 
 /** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */
 export interface BwrapLayout {
@@ -9,6 +9,12 @@ export interface BwrapLayout {
   readonly sharedLibraries: readonly string[];
   /** Who the program runs as: the parent's ids in a user namespace, or dropped from root. */
   readonly identity: BwrapIdentity;
+  /**
+   * With a root parent, the uid and gid `setpriv` drops to; left out, the command line carries
+   * {@link unsetProgramId} there, which the launcher replaces once it knows its own pid (see
+   * {@link programIdPositions}), and which `setpriv` refuses should it not.
+   */
+  readonly programIds?: ProgramIds;
   /** The fd bubblewrap reads the seccomp program from, when there is a filter. */
   readonly seccompFd?: number;
   /** An fd bubblewrap reads to its end (nothing) for the file that covers `/proc/cmdline`. */
@@ -88,7 +94,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     String(layout.infoFd),
     ...(layout.seccompFd === undefined ? [] : ['--seccomp', String(layout.seccompFd)]),
     '--',
-    ...(identity.kind === 'dropped' ? dropCommand(identity) : []),
+    ...(identity.kind === 'dropped' ? dropCommand(identity, layout.programIds) : []),
     plan.command,
     ...plan.args,
   ];
@@ -125,22 +131,45 @@ function procCovers(emptyFileFd: number): string[] {
   ];
 }
 
+/** What stands for the program's uid and gid until the launcher knows them: not a number, so setpriv refuses it. */
+export const unsetProgramId = 'unset';
+
 /**
  * `setpriv` in front of the program, with a root parent: real, effective and saved ids set to the
- * identity's, no supplementary groups, and the inheritable and bounding sets emptied (the effective,
- * permitted and ambient sets empty themselves when every uid leaves 0). It exits with an error
- * instead of starting the program if any step fails.
+ * program's own, no supplementary groups, and the inheritable and bounding sets emptied (the
+ * effective, permitted and ambient sets empty themselves when every uid leaves 0). It exits with
+ * an error instead of starting the program if any step fails, an unset id included.
  */
-function dropCommand(identity: Extract<BwrapIdentity, { kind: 'dropped' }>): string[] {
+function dropCommand(
+  identity: Extract<BwrapIdentity, { kind: 'dropped' }>,
+  ids: ProgramIds | undefined,
+): string[] {
   return [
     identity.setpriv,
-    `--reuid=${identity.uid}`,
-    `--regid=${identity.gid}`,
+    `--reuid=${ids?.uid ?? unsetProgramId}`,
+    `--regid=${ids?.gid ?? unsetProgramId}`,
     '--clear-groups',
     '--inh-caps=-all',
     '--bounding-set=-all',
     '--',
   ];
+}
+
+/**
+ * Where in `args` (from {@link bwrapArguments}, without `programIds`) the launcher writes the
+ * program's `--reuid=` and `--regid=`: counted from the end, past the program's own arguments, so
+ * no argument or environment value that happens to read the same is ever taken for them.
+ * Undefined when there is no `setpriv` (a non-root parent).
+ */
+export function programIdPositions(
+  args: readonly string[],
+  plan: SandboxSpawnPlan,
+): { readonly uid: number; readonly gid: number } | undefined {
+  // setpriv, --reuid, --regid, three options, --, then the command and its arguments.
+  const uid = args.length - plan.args.length - 1 - 6;
+  if (args[uid] !== `--reuid=${unsetProgramId}` || args[uid + 1] !== `--regid=${unsetProgramId}`)
+    return undefined;
+  return { uid, gid: uid + 1 };
 }
 
 /**

@@ -1,18 +1,24 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  createSandboxWorkspace,
   noSandboxCapabilities,
   planSandboxPaths,
   planSandboxSpawn,
+  removeSandboxWorkspace,
   type SandboxCapabilities,
   type SandboxCheck,
   type SandboxDetection,
   type SandboxProcess,
 } from '@ghost/core/sandbox';
-import { type BwrapIdentity, defaultUnprivilegedIdentity, describeBwrapIdentity } from './bwrap-identity.js';
+import {
+  type BwrapIdentity,
+  defaultUnprivilegedIds,
+  describeBwrapIdentity,
+  programIdsOf,
+} from './bwrap-identity.js';
 import type { HostTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
@@ -39,7 +45,7 @@ export interface BwrapEnvironment {
   readonly tools?: HostTools;
   readonly architecture?: SeccompArchitecture;
   readonly cgroups?: CgroupSupport;
-  /** Who programs run as: the parent's ids, or the unprivileged identity when the parent is root. */
+  /** Who programs run as: the parent's ids, or ids of their own from a range when the parent is root. */
   readonly identity?: BwrapIdentity;
 }
 
@@ -161,7 +167,7 @@ export async function detectBwrap(
       name: 'filesystem',
       status: 'enforced',
       detail:
-        'read-only tmpfs root with only the runtime paths; private writable workspace (nosuid, nodev); /proc/sys read-only; /proc/cmdline and /proc/1 covered',
+        "read-only tmpfs root with only the runtime paths; a writable workspace made by the kit, in a folder only the parent's user can enter (nosuid, nodev); /proc/sys read-only; /proc/cmdline and /proc/1 covered",
     },
     {
       name: 'seccomp',
@@ -203,10 +209,15 @@ async function droppedIdentity(options: BwrapSandboxOptions): Promise<BwrapIdent
   if (found === undefined) {
     return 'this process runs as root, and the sandbox starts programs as an unprivileged user with setpriv (util-linux), which is not installed: install it with `apt-get install util-linux` (the `setpriv` package on Debian 10 and older), `dnf install util-linux` or `apk add setpriv`, or run Ghost as a non-root user.';
   }
+  const ids = options.unprivilegedIds ?? defaultUnprivilegedIds;
+  // Each program's id is the range's start plus its launcher's pid: every pid needs one.
+  const pidMax = Number((await readFile('/proc/sys/kernel/pid_max', 'utf8').catch(() => '')).trim());
+  if (Number.isSafeInteger(pidMax) && pidMax > ids.count) {
+    return `this process runs as root, and each program runs as the id ${ids.first} + the pid of its launcher, but unprivilegedIds holds ${ids.count} ids and pids here go up to ${pidMax} (kernel.pid_max): give createBwrapSandbox({ unprivilegedIds }) a count of at least ${pidMax}.`;
+  }
   try {
     const setpriv = await realpath(found);
-    const { uid, gid } = options.unprivilegedIdentity ?? defaultUnprivilegedIdentity;
-    return { kind: 'dropped', uid, gid, setpriv, setprivLibraries: await sharedLibraries(setpriv) };
+    return { kind: 'dropped', ids, setpriv, setprivLibraries: await sharedLibraries(setpriv) };
   } catch (error) {
     return `setpriv (${found}) cannot be used: ${(error as Error).message}`;
   }
@@ -264,7 +275,7 @@ async function kernelHasSeccomp(): Promise<boolean> {
 /** Turns bubblewrap's start-up error into what to do about it. */
 function explainStartFailure(problem: string, appArmorRestricted: boolean, identity: BwrapIdentity): string {
   if (identity.kind === 'dropped' && /setpriv/.test(problem)) {
-    return `setpriv could not switch programs to uid ${identity.uid}, gid ${identity.gid} (is that id mapped in this container's user namespace?): choose another with createBwrapSandbox({ unprivilegedIdentity }), or run Ghost as a non-root user. It said: ${problem}`;
+    return `setpriv could not switch programs to their ids, from ${identity.ids.first} (are ids ${identity.ids.first} to ${identity.ids.first + identity.ids.count - 1} mapped in this container's user namespace?): choose a range that is with createBwrapSandbox({ unprivilegedIds }), or run Ghost as a non-root user. It said: ${problem}`;
   }
   if (
     identity.kind === 'dropped' &&
@@ -307,7 +318,7 @@ async function proveSandbox(
   start: StartProcess,
 ): Promise<Proof> {
   const attempt = async (withCgroup: boolean): Promise<string | undefined> => {
-    const workspace = await mkdtemp(join(tmpdir(), 'ghost-bwrap-probe-'));
+    const workspace = await createSandboxWorkspace({ prefix: 'ghost-bwrap-probe-' });
     const command = await realpath(process.execPath);
     const plan = planSandboxSpawn(
       {
@@ -342,7 +353,8 @@ async function proveSandbox(
       if (exit.code !== 0) {
         return `a probe program in the sandbox exited with ${exit.code ?? exit.signal}: ${child.stderr.text.trim()}`;
       }
-      const expected = `${identity.uid} ${identity.gid}`;
+      const ids = identity.kind === 'parent' ? identity : programIdsOf(identity.ids, child.pid);
+      const expected = `${ids?.uid} ${ids?.gid}`;
       if (child.stdout.text !== expected) {
         return `a probe program in the sandbox ran as uid and gid "${child.stdout.text}", not ${expected}`;
       }
@@ -356,7 +368,7 @@ async function proveSandbox(
       if (child !== undefined) await child.close().catch(() => undefined);
       else {
         await cgroup?.remove().catch(() => undefined);
-        await rm(workspace, { recursive: true, force: true });
+        await removeSandboxWorkspace(workspace);
       }
     }
   };

@@ -54,6 +54,8 @@ export async function bwrapDetectionKey(options: BwrapSandboxOptions): Promise<s
     readText('/proc/sys/user/max_user_namespaces'),
     readText('/proc/sys/kernel/unprivileged_userns_clone'),
     readText('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
+    // A root parent's program ids come from a range that must hold every pid.
+    readText('/proc/sys/kernel/pid_max'),
   ]);
   return JSON.stringify({
     bwrap,
@@ -70,7 +72,7 @@ export async function bwrapDetectionKey(options: BwrapSandboxOptions): Promise<s
     options: {
       bwrapPath: options.bwrapPath,
       cgroups: options.cgroups ?? 'auto',
-      unprivilegedIdentity: options.unprivilegedIdentity,
+      unprivilegedIds: options.unprivilegedIds,
     },
   });
 }

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { findExecutable } from './find-executable.js';
+import { builtEntry, builtKit, isBuildCurrent } from './test-support/built-packages.js';
 
 const run = promisify(execFile);
 
@@ -12,26 +12,10 @@ const run = promisify(execFile);
 // unused uid (through setpriv), using the built package in dist/ as any non-root user's Ghost
 // would, and read what it reports. Run as another user, the other test files cover that parent.
 const nonRootUid = 65533;
-const packageDirectory = dirname(dirname(fileURLToPath(import.meta.url)));
-const builtEntry = join(packageDirectory, 'dist', 'index.js');
 
 const isRootParent = process.getuid?.() === 0;
 const setpriv = await findExecutable('setpriv');
 const hasBwrap = (await findExecutable('bwrap')) !== undefined;
-
-/** Whether dist/ was built after the last change to src/, so it runs the code under test. */
-function isBuildCurrent(): boolean {
-  let built: number;
-  try {
-    built = statSync(builtEntry).mtimeMs;
-  } catch {
-    return false;
-  }
-  const sources = join(packageDirectory, 'src');
-  return readdirSync(sources)
-    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-    .every((name) => statSync(join(sources, name)).mtimeMs <= built);
-}
 
 /**
  * Whether a user with no rights of its own can run this Node binary: every directory above it
@@ -54,7 +38,7 @@ const skipReason = !isRootParent
     : setpriv === undefined
       ? 'setpriv (util-linux) is needed to start a non-root parent'
       : !isBuildCurrent()
-        ? 'dist/ is older than src/ or missing: run pnpm build (pnpm test builds first)'
+        ? "dist/ (this package's or @ghost/core's) is older than src/ or missing: run pnpm build (pnpm test builds first)"
         : !isNodeRunnableByOthers()
           ? `${process.execPath} is not reachable by a user with no rights of its own`
           : undefined;
@@ -65,13 +49,13 @@ const skipped = skipReason === undefined ? '' : ` (skipped: ${skipReason})`;
  * program that looks at who it is and what it can reach, then at the file it left in its workspace.
  */
 const parentScript = `
-import { mkdtemp, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 const { createBwrapSandbox, formatDoctorReport } = await import(process.argv[1]);
+const { createSandboxWorkspace } = await import(process.argv[4]);
 const backend = createBwrapSandbox({ cgroups: 'off' });
 const detection = await backend.detect();
-const workspace = await mkdtemp(join(tmpdir(), 'ghost-non-root-parent-'));
+const workspace = await createSandboxWorkspace({ prefix: 'ghost-non-root-parent-' });
 const child = await backend.spawn({ command: process.argv[2], args: ['-e', process.argv[3]], env: {}, runtimePaths: [], workspace });
 const exit = await child.exited;
 const made = await stat(join(workspace, 'escalate')).catch(() => undefined);
@@ -84,6 +68,7 @@ console.log(JSON.stringify({
   probe: JSON.parse(child.stdout.text),
   made: made && { uid: made.uid, mode: made.mode },
   workspaceRemoved,
+  workspaceFolder: await stat(join(workspace, '..')).then((folder) => ({ uid: folder.uid, mode: folder.mode & 0o777 })),
 }));
 `;
 
@@ -129,13 +114,14 @@ describe('bwrap with a non-root parent', () => {
           builtEntry,
           realpathSync(process.execPath),
           probeScript,
+          builtKit,
         ],
         { env: {}, cwd: '/', timeout: 60_000 },
       );
       const seen = JSON.parse(stdout);
       expect(seen.doctor).toMatch(
         new RegExp(
-          `\\n {2}ok {3}identity +programs run as uid ${nonRootUid}, gid ${nonRootUid}, the parent's own, mapped alone into a user namespace`,
+          `\\n {2}ok {3}identity +programs run as uid ${nonRootUid}, gid ${nonRootUid}, the parent's own, mapped alone into a user namespace of each program's own`,
         ),
       );
       expect(seen.doctor).toMatch(/\n {2}ok {3}namespaces +user \(nested ones disabled\), pid/);
@@ -156,6 +142,8 @@ describe('bwrap with a non-root parent', () => {
       expect(seen.probe.mountOptions).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
       expect(seen.made).toMatchObject({ uid: nonRootUid });
       expect(seen.workspaceRemoved).toBe(true);
+      // The workspace was in a folder only the parent's user can enter.
+      expect(seen.workspaceFolder).toEqual({ uid: nonRootUid, mode: 0o700 });
     },
   );
 });

@@ -1,11 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chown } from 'node:fs/promises';
+import { constants as fileConstants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { constants } from 'node:os';
 import type { Duplex, Readable } from 'node:stream';
 import {
   BoundedOutputBuffer,
   beforeDeadline,
   ignoreLaterErrors,
+  type ReapRegistration,
+  reapOnParentDeath,
   type SandboxExit,
   type SandboxLimits,
   type SandboxPathPlan,
@@ -17,9 +20,9 @@ import {
   streamsSettled,
   superviseSandboxProcess,
 } from '@ghost/core/sandbox';
-import { bwrapArguments } from './bwrap-arguments.js';
-import type { BwrapIdentity } from './bwrap-identity.js';
-import { type HostTools, launchCommand, launcherFailureCode } from './bwrap-launch.js';
+import { bwrapArguments, programIdPositions } from './bwrap-arguments.js';
+import { type BwrapIdentity, type ProgramIds, programIdsOf } from './bwrap-identity.js';
+import { type HostTools, launchCommand, launcherFailureCode, parentGoneCode } from './bwrap-launch.js';
 import type { SandboxCgroup } from './cgroups.js';
 import {
   pidNamespaceEnded,
@@ -28,6 +31,7 @@ import {
   residentBytes,
   signalQuietly,
 } from './process-tree.js';
+import { type BwrapStartFacts, reachStartStep } from './start-steps.js';
 
 /** How often the parent samples the tree's memory when no cgroup bounds it. */
 const memorySampleMilliseconds = 50;
@@ -62,14 +66,21 @@ export interface BwrapProcessOptions {
 /**
  * Starts bubblewrap for a planned spec and resolves once the sandbox exists (bubblewrap reported
  * its namespaces), or rejects with a `SandboxUnavailableError` carrying bubblewrap's own message.
+ *
+ * The launcher waits for its go line, which is sent only once the launcher is in the hands of the
+ * parent's reaper (`reapOnParentDeath`): should the parent die at any moment from then on, the
+ * reaper stops the launcher, then bubblewrap's init and everything below it, and kills them all,
+ * so no init is left running (as root, with a root parent) whatever step the start was at.
+ * With a root parent the program's ids are the range's start plus the launcher's pid, so they are
+ * known once it runs: the workspace is handed to them, and the go line carries them.
  */
 export async function startBwrapProcess(options: BwrapProcessOptions): Promise<SandboxProcess> {
   const { plan, identity } = options;
-  if (identity.kind === 'dropped') await handOverWorkspace(plan, identity);
   const channelCount = plan.extraFds;
   const seccompFd = options.seccompFilter === undefined ? undefined : 3 + channelCount;
   const emptyFileFd = 3 + channelCount + (seccompFd === undefined ? 0 : 1);
   const infoFd = emptyFileFd + 1;
+  const goFd = infoFd + 1;
   const args = bwrapArguments(plan, {
     paths: options.paths,
     sharedLibraries: options.sharedLibraries,
@@ -78,29 +89,49 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     infoFd,
     ...(seccompFd === undefined ? {} : { seccompFd }),
   });
+  const positions = identity.kind === 'dropped' ? programIdPositions(args, plan) : undefined;
   const [command, launchArgs] = launchCommand(
     {
       tools: options.tools,
       keepBelow: infoFd + 1,
+      goFd,
       cgroupJoinFiles: options.cgroup?.joinFiles ?? [],
       limits: plan.limits,
+      ...(positions === undefined ? {} : { programIdPositions: positions }),
     },
     args,
   );
   const child = spawn(command, launchArgs, {
     env: {},
-    stdio: ['ignore', 'pipe', 'pipe', ...Array.from({ length: infoFd - 2 }, () => 'pipe' as const)],
+    stdio: ['ignore', 'pipe', 'pipe', ...Array.from({ length: goFd - 2 }, () => 'pipe' as const)],
   });
   // A pipe whose far end dies mid-transfer emits EPIPE or ECONNRESET; that is the sandbox
   // ending, which `exited` reports, not an error to crash the parent with.
   ignoreLaterErrors(child);
   const stderr = new BoundedOutputBuffer();
   child.stderr?.on('data', (chunk: Buffer) => stderr.append(chunk));
-  if (seccompFd !== undefined) (child.stdio[seccompFd] as Duplex).end(options.seccompFilter);
-  (child.stdio[emptyFileFd] as Duplex).end();
+  const facts: BwrapStartFacts = {
+    workspace: plan.workspace,
+    cgroups: options.cgroup?.directories ?? [],
+    ...(child.pid === undefined ? {} : { launcherPid: child.pid }),
+  };
+  reachStartStep('launcher started', facts);
+  let registration: ReapRegistration | undefined;
   let info: SandboxInfo;
   try {
-    info = await readInfo(child, infoFd);
+    // Its 'error' event (the launcher could not be started) is what readInfo reports.
+    const reading = readInfo(child, infoFd);
+    reading.catch(() => undefined);
+    if (child.pid !== undefined) {
+      registration = await reapOnParentDeath({ process: child.pid });
+      reachStartStep('launcher registered', facts);
+      const ids = identity.kind === 'dropped' ? await dropTo(identity, child.pid, plan) : undefined;
+      if (seccompFd !== undefined) (child.stdio[seccompFd] as Duplex).end(options.seccompFilter);
+      (child.stdio[emptyFileFd] as Duplex).end();
+      (child.stdio[goFd] as Duplex).end(`${ids?.uid ?? -1}\n`);
+      reachStartStep('bubblewrap starting', facts);
+    }
+    info = await reading;
   } catch (error) {
     child.kill('SIGKILL');
     // Its cgroup can be removed only once it has exited, and its message may still be in the pipe.
@@ -111,6 +142,8 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
     await beforeDeadline(exited, Date.now() + sandboxCloseTimeoutMilliseconds);
     await streamsSettled([child.stderr!], startFailureDrainMilliseconds);
     for (const stream of child.stdio) stream?.destroy();
+    await registration?.release();
+    if (SandboxUnavailableError.isInstance(error)) throw error;
     const detail = (stderr.text.trim() || (error as Error).message).replace(/\.$/, '');
     throw new SandboxUnavailableError(
       `bubblewrap could not start the sandbox: ${detail}. Run ghost-doctor to see what this machine enforces and what is missing.`,
@@ -121,26 +154,44 @@ export async function startBwrapProcess(options: BwrapProcessOptions): Promise<S
       },
     );
   }
-  return superviseBwrapProcess(child, info, stderr, options);
+  reachStartStep('sandbox started', facts);
+  return superviseBwrapProcess(child, info, stderr, options, registration);
 }
 
 /**
- * Gives the workspace directory to the unprivileged identity (a root parent's workspace is
- * root's), so the program can write in it; what the caller put inside keeps its owner. `close()`
- * removes it as root, as before.
+ * A root parent's program ids for the launcher with this pid, with the workspace handed to them:
+ * the directory itself (what the caller put inside keeps its owner), opened without following a
+ * link, so only the workspace the kit made is ever given away.
  */
-async function handOverWorkspace(
-  plan: SandboxSpawnPlan,
+async function dropTo(
   identity: Extract<BwrapIdentity, { kind: 'dropped' }>,
-): Promise<void> {
+  launcherPid: number,
+  plan: SandboxSpawnPlan,
+): Promise<ProgramIds> {
+  const ids = programIdsOf(identity.ids, launcherPid);
+  if (ids === undefined) {
+    throw new SandboxUnavailableError(
+      `The bwrap sandbox gives each program the id ${identity.ids.first} + the pid of its launcher, and pid ${launcherPid} is past the ${identity.ids.count} ids of unprivilegedIds: give a range at least as large as /proc/sys/kernel/pid_max.`,
+      { backend: 'bwrap' },
+    );
+  }
   try {
-    await chown(plan.workspace, identity.uid, identity.gid);
+    const directory = await open(
+      plan.workspace,
+      fileConstants.O_RDONLY | fileConstants.O_DIRECTORY | fileConstants.O_NOFOLLOW,
+    );
+    try {
+      await directory.chown(ids.uid, ids.gid);
+    } finally {
+      await directory.close();
+    }
   } catch (error) {
     throw new SandboxUnavailableError(
-      `The bwrap sandbox could not give the workspace ${plan.workspace} to uid ${identity.uid}, gid ${identity.gid}, the identity programs run as when the parent is root: ${(error as Error).message}. Use a workspace on a filesystem that allows chown (not one mounted with root squashing).`,
+      `The bwrap sandbox could not give the workspace ${plan.workspace} to uid ${ids.uid}, gid ${ids.gid}, the identity its program runs as because the parent is root: ${(error as Error).message}. Use a workspace on a filesystem that allows chown (not one mounted with root squashing).`,
       { cause: error, backend: 'bwrap', path: plan.workspace },
     );
   }
+  return ids;
 }
 
 /** Resolves with bubblewrap's info JSON, or rejects if it exits (or fails to start) first. */
@@ -150,7 +201,11 @@ function readInfo(child: ChildProcess, infoFd: number): Promise<SandboxInfo> {
     let text = '';
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       const why =
-        code === launcherFailureCode ? 'the launcher could not join the cgroup' : `exit ${code ?? signal}`;
+        code === launcherFailureCode
+          ? 'the launcher could not join the cgroup or place the program id'
+          : code === parentGoneCode
+            ? 'the launcher was not sent its go line'
+            : `exit ${code ?? signal}`;
       reject(new Error(`bubblewrap ended before the sandbox existed (${why})`));
     };
     child.once('exit', onExit);
@@ -176,6 +231,7 @@ function superviseBwrapProcess(
   info: SandboxInfo,
   stderr: BoundedOutputBuffer,
   options: BwrapProcessOptions,
+  registration: ReapRegistration | undefined,
 ): SandboxProcess {
   const { plan, cgroup } = options;
   const pid = child.pid!;
@@ -185,7 +241,7 @@ function superviseBwrapProcess(
     plan,
     child,
     stderr,
-    tree: bwrapProcessTree(pid, info, cgroup),
+    tree: bwrapProcessTree(pid, info, cgroup, registration),
     async interpretExit(exit) {
       const translated = translateExit(exit.code, exit.signal);
       if (cgroup !== undefined && (await cgroup.oomKilled())) {
@@ -206,13 +262,16 @@ function superviseBwrapProcess(
 
 /**
  * The sandbox's processes as bubblewrap holds them: a pid namespace whose init, once killed,
- * takes every other process of the namespace with it, and the cgroup when there is one.
+ * takes every other process of the namespace with it, and the cgroup when there is one. Released,
+ * it removes the cgroup and takes the launcher back from the reaper, once it saw everything end.
  */
 function bwrapProcessTree(
   pid: number,
   info: SandboxInfo,
   cgroup: SandboxCgroup | undefined,
+  registration: ReapRegistration | undefined,
 ): SandboxProcessTree {
+  let hasEnded = false;
   const namespaceInit = info['child-pid'];
   const namespaceInode = info['pid-namespace'];
   const killSandbox = () => {
@@ -235,7 +294,8 @@ function bwrapProcessTree(
       killSandbox();
       if (cgroup !== undefined) await cgroup.killAll();
       if (!(await pidNamespaceEnded(namespaceInit, namespaceInode))) return false;
-      return cgroup === undefined || (await cgroup.members()).length === 0;
+      hasEnded = cgroup === undefined || (await cgroup.members()).length === 0;
+      return hasEnded;
     },
     async describeSurvivors() {
       const survivors = [
@@ -246,7 +306,14 @@ function bwrapProcessTree(
       ];
       return `processes ${survivors.join(', ') || `of pid namespace ${namespaceInode}`}`;
     },
-    ...(cgroup === undefined ? {} : { release: () => cgroup.remove() }),
+    async release() {
+      try {
+        await cgroup?.remove();
+      } finally {
+        // While anything may still run, the reaper keeps the launcher, to end it with this process.
+        if (hasEnded) await registration?.release();
+      }
+    },
   };
 }
 

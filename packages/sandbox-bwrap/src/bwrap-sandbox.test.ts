@@ -9,7 +9,12 @@ import {
   type SandboxBackendV1,
   SandboxUnavailableError,
 } from '@ghost/core';
-import type { SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
+import {
+  createSandboxWorkspace,
+  removeSandboxWorkspace,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+} from '@ghost/core/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
 import { detectCgroups, removeStaleSandboxCgroups } from './cgroups.js';
@@ -31,11 +36,20 @@ const noRootParent = isRootParent ? '' : ' (skipped: identity cases need a root 
 
 const started: SandboxProcess[] = [];
 const directories: string[] = [];
+const workspaces: string[] = [];
 
 afterEach(async () => {
   await Promise.allSettled(started.splice(0).map((child) => child.close()));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
   await Promise.all(directories.splice(0).map((path) => rm(path, { recursive: true, force: true })));
 });
+
+/** A workspace from the kit, as every caller of a backend makes one. */
+async function makeWorkspace(): Promise<string> {
+  const path = await createSandboxWorkspace({ prefix: 'ghost-bwrap-test-' });
+  workspaces.push(path);
+  return path;
+}
 
 async function temporaryDirectory(prefix: string): Promise<string> {
   const path = await mkdtemp(join(tmpdir(), prefix));
@@ -49,18 +63,18 @@ async function runNode(
   spec: Partial<SandboxSpawnSpec> = {},
   backend: SandboxBackendV1 = bwrapSandbox,
 ) {
-  const workspace = await temporaryDirectory('ghost-bwrap-test-');
+  const made = await makeWorkspace();
   const child = await backend.spawn({
     command: node,
     args: ['-e', script],
     env: {},
     runtimePaths: [],
-    workspace,
+    workspace: made,
     ...spec,
   });
   started.push(child);
   const exit = await child.exited;
-  return { exit, stdout: child.stdout.text, stderr: child.stderr.text, child, workspace };
+  return { exit, stdout: child.stdout.text, stderr: child.stderr.text, child, workspace: made };
 }
 
 describe('bwrapSandbox', () => {
@@ -97,7 +111,7 @@ describe('bwrapSandbox', () => {
       expect(identity?.status).toBe('enforced');
       expect(identity?.detail).toMatch(
         isRootParent
-          ? /^the parent is root, so programs run as uid 65534, gid 65534, never as root/
+          ? /^the parent is root, so each program runs as an identity no other sandbox has, uid and gid 2113929216 \+ the pid of its launcher \(up to 2118123519\), never as root/
           : new RegExp(
               `^programs run as uid ${process.getuid?.()}, gid ${process.getgid?.()}, the parent's own`,
             ),
@@ -168,7 +182,7 @@ describe('bwrapSandbox', () => {
   it.skipIf(!hasBwrap)(
     `carries frames both ways on fd 3 and further channels on fd 4${noBwrap}`,
     async () => {
-      const workspace = await temporaryDirectory('ghost-bwrap-test-');
+      const workspace = await makeWorkspace();
       const child = await bwrapSandbox.spawn({
         command: node,
         args: [
@@ -271,7 +285,7 @@ describe('bwrapSandbox', () => {
         sampled,
       );
       expect(exit).toMatchObject({ signal: 'SIGKILL', limitExceeded: 'memoryBytes' });
-      const workspace = await temporaryDirectory('ghost-bwrap-test-');
+      const workspace = await makeWorkspace();
       await expect(
         sampled.spawn({
           command: node,
@@ -326,7 +340,7 @@ describe('bwrapSandbox', () => {
   it.skipIf(!hasBwrap)(
     `leaves nothing of a setsid, double-forked background child after close${noBwrap}`,
     async () => {
-      const workspace = await temporaryDirectory('ghost-bwrap-test-');
+      const workspace = await makeWorkspace();
       const marker = `ghost-orphan-${process.pid}-${Date.now()}`;
       const child = await bwrapSandbox.spawn({
         command: node,
@@ -350,11 +364,11 @@ describe('bwrapSandbox', () => {
   );
 
   it.skipIf(!hasBwrap)(`rejects bad specs with typed errors${noBwrap}`, async () => {
-    const workspace = await temporaryDirectory('ghost-bwrap-test-');
+    const workspace = await makeWorkspace();
     const spec = { command: node, args: [], env: {}, runtimePaths: [], workspace };
     await expect(bwrapSandbox.spawn({ ...spec, command: 'node' })).rejects.toBeInstanceOf(ConfigurationError);
     await expect(bwrapSandbox.spawn({ ...spec, workspace: join(workspace, 'missing') })).rejects.toThrow(
-      /workspace .* cannot be used/,
+      /workspace .* does not exist/,
     );
     await expect(bwrapSandbox.spawn({ ...spec, runtimePaths: [join(workspace, 'missing')] })).rejects.toThrow(
       /runtimePaths\[0\] .* cannot be used/,
@@ -367,30 +381,30 @@ describe('bwrapSandbox', () => {
 
 describe('bwrapSandbox with a root parent', () => {
   it.skipIf(!hasBwrap || !isRootParent)(
-    `runs programs as the configured identity, hands it the workspace, and still removes it on close${noBwrap || noRootParent}`,
+    `runs each program as an identity of its own from the configured range, hands it the workspace, and still removes it on close${noBwrap || noRootParent}`,
     async () => {
-      const backend = createBwrapSandbox({ unprivilegedIdentity: { uid: 23456, gid: 34567 } });
+      const first = 3_000_000_000;
+      const backend = createBwrapSandbox({ unprivilegedIds: { first, count: 4_194_304 } });
       const identity = (await backend.detect()).checks?.find((check) => check.name === 'identity');
-      expect(identity?.detail).toMatch(/programs run as uid 23456, gid 34567, never as root/);
-      const { exit, stdout, workspace, child } = await runNode(
-        `const fs = require('fs');
+      expect(identity?.detail).toMatch(
+        /each program runs as an identity no other sandbox has, uid and gid 3000000000 \+ the pid of its launcher \(up to 3004194303\), never as root/,
+      );
+      const script = `const fs = require('fs');
          fs.writeFileSync('made-here', 'x');
          const status = fs.readFileSync('/proc/self/status', 'utf8');
-         console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), groups: (status.match(/^Groups:(.*)$/m) || [])[1].trim(), made: fs.statSync('made-here').uid, noNewPrivs: /NoNewPrivs:\\s*1/.test(status) }));`,
-        {},
-        backend,
-      );
-      expect(exit).toEqual({ code: 0, signal: null });
-      expect(JSON.parse(stdout)).toEqual({
-        uid: 23456,
-        gid: 34567,
-        groups: '',
-        made: 23456,
-        noNewPrivs: true,
-      });
-      expect(await stat(workspace)).toMatchObject({ uid: 23456, gid: 34567 });
-      await child.close();
-      expect(existsSync(workspace)).toBe(false);
+         console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), groups: (status.match(/^Groups:(.*)$/m) || [])[1].trim(), made: fs.statSync('made-here').uid, noNewPrivs: /NoNewPrivs:\\s*1/.test(status) }));
+         setTimeout(() => {}, 200);`;
+      // Two at once: they must not share an identity.
+      const [one, two] = await Promise.all([runNode(script, {}, backend), runNode(script, {}, backend)]);
+      for (const { exit, stdout, workspace: made, child } of [one, two]) {
+        const id = first + child.pid;
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(JSON.parse(stdout)).toEqual({ uid: id, gid: id, groups: '', made: id, noNewPrivs: true });
+        expect(await stat(made)).toMatchObject({ uid: id, gid: id });
+      }
+      expect(JSON.parse(one.stdout).uid).not.toBe(JSON.parse(two.stdout).uid);
+      await one.child.close();
+      expect(existsSync(one.workspace)).toBe(false);
     },
   );
 
@@ -399,7 +413,7 @@ describe('bwrapSandbox with a root parent', () => {
     async () => {
       const runtime = await temporaryDirectory('ghost-bwrap-runtime-');
       await chmod(runtime, 0o700);
-      const workspace = await temporaryDirectory('ghost-bwrap-test-');
+      const workspace = await makeWorkspace();
       const spawning = bwrapSandbox.spawn({
         command: node,
         args: [],
@@ -409,7 +423,7 @@ describe('bwrapSandbox with a root parent', () => {
       });
       await expect(spawning).rejects.toBeInstanceOf(ConfigurationError);
       await expect(spawning).rejects.toThrow(
-        /runtimePaths\[0\] .* is mode 700, owner 0: uid 65534, gid 65534, the identity programs run as because this process is root, cannot read and search it\. Let others read and search it \(chmod o\+rx\)/,
+        /runtimePaths\[0\] .* is mode 700, owner 0: programs run as an unprivileged identity of their own, with no groups, because this process is root, and cannot read and search it\. Let others read and search it \(chmod o\+rx\)/,
       );
     },
   );
@@ -422,7 +436,7 @@ describe('bwrap on a machine where it cannot run', () => {
     expect(detection.available).toBe(false);
     expect(detection.reason).toMatch(/does not exist or is not executable/);
     expect(Object.values(detection.capabilities).every((enforced) => !enforced)).toBe(true);
-    const workspace = await temporaryDirectory('ghost-bwrap-test-');
+    const workspace = await makeWorkspace();
     await expect(
       missing.spawn({ command: node, args: [], env: {}, runtimePaths: [], workspace }),
     ).rejects.toBeInstanceOf(SandboxUnavailableError);
@@ -454,21 +468,39 @@ describe('bwrap on a machine where it cannot run', () => {
     expect(() => createBwrapSandbox({ cgroups: 'always' as never })).toThrow(ConfigurationError);
   });
 
-  it('rejects an unprivileged identity that is root or not a whole number at creation', () => {
-    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 0, gid: 65534 } })).toThrow(
-      /unprivilegedIdentity.uid must be a whole number from 1 to 4294967294 \(0 is root\), got 0/,
+  it('rejects a range of unprivileged ids that holds root or is not whole numbers, and the old single identity, at creation', () => {
+    expect(() => createBwrapSandbox({ unprivilegedIds: { first: 0, count: 10 } })).toThrow(
+      /unprivilegedIds.first must be a whole number from 1 to 4294967294 \(0 is root\), got 0/,
     );
-    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 65534, gid: 0 } })).toThrow(
+    expect(() => createBwrapSandbox({ unprivilegedIds: { first: 10, count: 0 } })).toThrow(
       ConfigurationError,
     );
-    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 1.5, gid: 2 } })).toThrow(
+    expect(() => createBwrapSandbox({ unprivilegedIds: { first: 1.5, count: 2 } })).toThrow(
       ConfigurationError,
     );
-    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 2 ** 32 - 1, gid: 2 } })).toThrow(
-      ConfigurationError,
+    expect(() => createBwrapSandbox({ unprivilegedIds: { first: 2 ** 32 - 10, count: 20 } })).toThrow(
+      /unprivilegedIds.count must be a whole number from 1 to 9/,
     );
-    expect(() => createBwrapSandbox({ unprivilegedIdentity: null as never })).toThrow(ConfigurationError);
+    expect(() => createBwrapSandbox({ unprivilegedIds: null as never })).toThrow(ConfigurationError);
+    expect(() => createBwrapSandbox({ unprivilegedIdentity: { uid: 23456, gid: 34567 } } as never)).toThrow(
+      /unprivilegedIdentity is gone: every program now runs as an identity of its own/,
+    );
   });
+
+  it.skipIf(!hasBwrap || !isRootParent)(
+    `is unavailable, saying what to do, when the range of ids is smaller than the kernel's pid_max${noBwrap || noRootParent}`,
+    async () => {
+      const backend = createBwrapSandbox({
+        unprivilegedIds: { first: 3_000_000_000, count: 100 },
+        detectionCache: 'off',
+      });
+      const detection = await backend.detect();
+      expect(detection.available).toBe(false);
+      expect(detection.reason).toMatch(
+        /unprivilegedIds holds 100 ids and pids here go up to \d+ \(kernel.pid_max\)/,
+      );
+    },
+  );
 
   it.skipIf(!hasBwrap)(
     `is what the registry loads for 'bwrap' and, on Linux, 'native'${noBwrap}`,

@@ -13,18 +13,14 @@ import {
   type SandboxSpawnSpec,
   SandboxUnavailableError,
 } from '@ghost/core/sandbox';
-import {
-  type BwrapIdentity,
-  checkUnprivilegedIdentity,
-  isUsableBy,
-  type UnprivilegedIdentity,
-} from './bwrap-identity.js';
+import { checkUnprivilegedIds, isUsableByOthers, type UnprivilegedIds } from './bwrap-identity.js';
 import { startBwrapProcess } from './bwrap-process.js';
 import { type CachedBwrapEnvironment, detectBwrapCached } from './cached-bwrap-detection.js';
 import { createSandboxCgroup, type SandboxCgroup } from './cgroups.js';
 import { defaultDetectionCacheDirectory } from './detection-cache.js';
 import { buildSeccompFilter, type SeccompArchitecture } from './seccomp-filter.js';
 import { sharedLibraries } from './shared-libraries.js';
+import { reachStartStep } from './start-steps.js';
 
 /** Options for {@link createBwrapSandbox}. */
 export interface BwrapSandboxOptions {
@@ -36,14 +32,16 @@ export interface BwrapSandboxOptions {
    */
   readonly cgroups?: 'auto' | 'off';
   /**
-   * Who programs run as when this process runs as root: default uid 65534 and gid 65534 (nobody,
-   * nogroup), never 0. Programs never run as real root: bubblewrap sets the sandbox up as root and
-   * the program starts as this identity, with no groups and no capabilities, and the workspace is
-   * handed to it. Runtime paths must then be readable by it (their own mode bits; their parent
-   * directories need not be). Give a uid of its own to keep sandboxes apart from other `nobody`
-   * processes. With a non-root parent programs run as the parent's own uid and this is not used.
+   * The ids programs run as when this process runs as root: each program gets uid and gid
+   * `first + <the pid of its launcher>`, an identity no other sandbox on the machine has while it
+   * runs, never 0. Default: 4,194,304 ids from 2,113,929,216 (0x7E000000); `count` must be at
+   * least the kernel's `pid_max`. Programs never run as real root: bubblewrap sets the sandbox up
+   * as root and the program starts as its identity, with no groups and no capabilities, and the
+   * workspace is handed to it. Runtime paths must then be readable by others (their own mode bits;
+   * their parent directories need not be). Choose a range no user or container of this machine
+   * uses. With a non-root parent programs run as the parent's own uid and this is not used.
    */
-  readonly unprivilegedIdentity?: UnprivilegedIdentity;
+  readonly unprivilegedIds?: UnprivilegedIds;
   /**
    * Where `detect()` caches what it found, so the next process on this machine skips the proof
    * that starts a sandbox (see `docs/decisions/2026-12-04-import-and-session-open-time.md`).
@@ -80,8 +78,11 @@ function checkDetectionCache(choice: unknown): void {
  * workspace as the one writable place, a read-only `/proc/sys`, a cleared environment, rlimits for
  * CPU, file size, open files and core dumps, and a cgroup (or parent-side sampling) for memory and
  * processes. It never runs as real root: with a non-root parent it runs as the parent's uid in a
- * user namespace, with a root parent as `unprivilegedIdentity`. `detect()` says precisely what is
- * missing where it cannot, and which identity programs run as.
+ * user namespace, with a root parent as an identity of its own from `unprivilegedIds`. Workspaces
+ * must come from `createSandboxWorkspace()` (`@ghost/core/sandbox`); anything else is refused.
+ * Whatever it creates (the cgroups, the launcher and so the sandbox) is in the hands of the kit's
+ * reaper first, so a parent that dies at any moment leaves nothing running or behind.
+ * `detect()` says precisely what is missing where it cannot, and which identity programs run as.
  *
  * @example
  * ```ts
@@ -98,12 +99,16 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
     );
   }
   checkDetectionCache(options.detectionCache);
-  const unprivilegedIdentity =
-    options.unprivilegedIdentity === undefined
-      ? undefined
-      : checkUnprivilegedIdentity(options.unprivilegedIdentity);
+  if ('unprivilegedIdentity' in options) {
+    throw new ConfigurationError(
+      'The bwrap option unprivilegedIdentity is gone: every program now runs as an identity of its own. Give a range with unprivilegedIds: { first, count } instead, or leave it out.',
+      { option: 'unprivilegedIdentity' },
+    );
+  }
+  const unprivilegedIds =
+    options.unprivilegedIds === undefined ? undefined : checkUnprivilegedIds(options.unprivilegedIds);
   const detectOptions: BwrapSandboxOptions =
-    unprivilegedIdentity === undefined ? options : { ...options, unprivilegedIdentity };
+    unprivilegedIds === undefined ? options : { ...options, unprivilegedIds };
   // Once per backend, so once per process for the built-in one; from the disk cache when it holds.
   let detecting: Promise<CachedBwrapEnvironment> | undefined;
   const cached = () => {
@@ -145,26 +150,13 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       // link inside a directory it has already bound, and Node resolves a linked package's
       // dependencies from the link's own location.
       const paths = await planSandboxPaths(plan);
-      const runtimePaths = await Promise.all(
-        plan.runtimePaths.map((path, index) => requireExisting(path, `runtimePaths[${index}]`)),
-      );
       if (identity.kind === 'dropped') {
-        requireUsable(
-          identity,
-          plan.command,
-          'command',
-          await requireExisting(plan.command, 'command'),
-          'execute',
-        );
-        runtimePaths.forEach((stats, index) => {
-          requireUsable(
-            identity,
-            plan.runtimePaths[index] as string,
-            `runtimePaths[${index}]`,
-            stats,
-            'read',
-          );
-        });
+        // Only a diagnosis: what bubblewrap binds is what planSandboxPaths resolved.
+        requireUsable(plan.command, 'command', await requireExisting(plan.command, 'command'), 'execute');
+        for (const [index, path] of plan.runtimePaths.entries()) {
+          const field = `runtimePaths[${index}]`;
+          requireUsable(path, field, await requireExisting(path, field), 'read');
+        }
       }
       plan.signal?.throwIfAborted();
       const libraries = await sharedLibraries(plan.command).catch((error: unknown) => {
@@ -190,6 +182,7 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
           );
         });
       }
+      reachStartStep('cgroups made', { workspace: plan.workspace, cgroups: cgroup?.directories ?? [] });
       try {
         return await startBwrapProcess({
           plan,
@@ -215,21 +208,16 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
 }
 
 /**
- * With a root parent the program runs as the unprivileged identity, so a runtime path only root
- * can read would fail inside with a bare EACCES; say so here, with what to do.
+ * With a root parent the program runs as an identity of its own, which owns no file and has no
+ * groups, so a runtime path others cannot read would fail inside with a bare EACCES; say so here,
+ * with what to do.
  */
-function requireUsable(
-  identity: Extract<BwrapIdentity, { kind: 'dropped' }>,
-  path: string,
-  field: string,
-  stats: Stats,
-  purpose: 'read' | 'execute',
-): void {
-  if (isUsableBy(identity, stats, purpose)) return;
+function requireUsable(path: string, field: string, stats: Stats, purpose: 'read' | 'execute'): void {
+  if (isUsableByOthers(stats, purpose)) return;
   const needed = purpose === 'execute' ? 'execute' : stats.isDirectory() ? 'read and search' : 'read';
   const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
   throw new ConfigurationError(
-    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: uid ${identity.uid}, gid ${identity.gid}, the identity programs run as because this process is root, cannot ${needed} it. Let others ${needed} it (chmod o+${grant}), or choose an identity that can with createBwrapSandbox({ unprivilegedIdentity }).`,
+    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: programs run as an unprivileged identity of their own, with no groups, because this process is root, and cannot ${needed} it. Let others ${needed} it (chmod o+${grant}).`,
     { option: field, path },
   );
 }

@@ -1,8 +1,14 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigurationError, type SandboxProcess, type SandboxSpawnSpec } from '@ghost/core/sandbox';
+import {
+  ConfigurationError,
+  createSandboxWorkspace,
+  removeSandboxWorkspace,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+} from '@ghost/core/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bwrapSandbox } from './bwrap-sandbox.js';
 import { findExecutable } from './find-executable.js';
@@ -15,11 +21,19 @@ const noBwrap = hasBwrap ? '' : ' (skipped: bubblewrap is not installed here)';
 
 const started: SandboxProcess[] = [];
 const directories: string[] = [];
+const workspaces: string[] = [];
 
 afterEach(async () => {
   await Promise.allSettled(started.splice(0).map((child) => child.close()));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
   await Promise.all(directories.splice(0).map((path) => rm(path, { recursive: true, force: true })));
 });
+
+async function makeWorkspace(): Promise<string> {
+  const path = await createSandboxWorkspace({ prefix: 'ghost-bwrap-paths-workspace-' });
+  workspaces.push(path);
+  return path;
+}
 
 async function temporaryDirectory(prefix: string): Promise<string> {
   const path = realpathSync(await mkdtemp(join(tmpdir(), prefix)));
@@ -29,7 +43,7 @@ async function temporaryDirectory(prefix: string): Promise<string> {
 
 /** Starts `spec` in the bubblewrap sandbox and waits for it to end. */
 async function run(spec: Partial<SandboxSpawnSpec> & Pick<SandboxSpawnSpec, 'args'>) {
-  const workspace = spec.workspace ?? (await temporaryDirectory('ghost-bwrap-paths-workspace-'));
+  const workspace = spec.workspace ?? (await makeWorkspace());
   const child = await bwrapSandbox.spawn({ command: node, env: {}, runtimePaths: [], ...spec, workspace });
   started.push(child);
   const exit = await child.exited;
@@ -105,25 +119,30 @@ describe('bwrapSandbox with paths given through links', () => {
   );
 
   it.skipIf(!hasBwrap)(
-    `writes the workspace given through a link at its real location, starting in it${noBwrap}`,
+    `refuses a workspace given through a link, or a directory the kit did not make, and leaves each as it was: not handed to the program, mounted or removed${noBwrap}`,
     async () => {
-      const base = await temporaryDirectory('ghost-bwrap-paths-');
-      const workspace = join(base, 'workspace');
-      await mkdir(workspace);
-      await symlink(workspace, join(base, 'workspace-link'));
-      const { exit, stderr } = await run({
-        args: [
-          '-e',
-          `const fs = require('node:fs');
-           fs.writeFileSync(${JSON.stringify(join(base, 'workspace-link', 'through-link.txt'))}, 'a');
-           fs.writeFileSync('relative.txt', process.cwd());`,
-        ],
-        workspace: join(base, 'workspace-link'),
+      // Stand-ins for /etc: a directory of the parent's, with a file in it.
+      const system = await temporaryDirectory('ghost-bwrap-paths-system-');
+      await chmod(system, 0o755);
+      await writeFile(join(system, 'passwd'), 'root:x:0:0');
+      const made = await makeWorkspace();
+      const link = join(made, '..', `ghost-bwrap-paths-link-${process.pid}`);
+      await symlink(system, link);
+      directories.push(link);
+      const before = await stat(system);
+      for (const workspace of [link, system]) {
+        const rejected = run({ args: ['-e', "require('fs').writeFileSync('planted', 'x')"], workspace });
+        await expect(rejected).rejects.toMatchObject({ code: 'SANDBOX_WORKSPACE_REFUSED', path: workspace });
+      }
+      expect(started).toEqual([]);
+      const after = await stat(system);
+      expect({ uid: after.uid, gid: after.gid, mode: after.mode }).toEqual({
+        uid: before.uid,
+        gid: before.gid,
+        mode: before.mode,
       });
-      expect(stderr).toBe('');
-      expect(exit).toMatchObject({ code: 0 });
-      expect(await readFile(join(workspace, 'through-link.txt'), 'utf8')).toBe('a');
-      expect(await readFile(join(workspace, 'relative.txt'), 'utf8')).toBe(workspace);
+      expect(await readdir(system)).toEqual(['passwd']);
+      expect((await lstat(link)).isSymbolicLink()).toBe(true);
     },
   );
 
@@ -131,7 +150,7 @@ describe('bwrapSandbox with paths given through links', () => {
     `refuses a runtime path that does not exist, or leaves the workspace through a link in it, before starting anything${noBwrap}`,
     async () => {
       const { store } = await installedApplication();
-      const workspace = await temporaryDirectory('ghost-bwrap-paths-workspace-');
+      const workspace = await makeWorkspace();
       const missing = join(store, 'missing');
       const rejected = run({ args: ['-e', ''], runtimePaths: [missing], workspace });
       await expect(rejected).rejects.toBeInstanceOf(ConfigurationError);

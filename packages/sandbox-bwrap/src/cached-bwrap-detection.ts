@@ -112,15 +112,20 @@ function parseCgroups(value: unknown): BwrapEnvironment['cgroups'] | null {
 }
 
 function parseIdentity(value: unknown): BwrapEnvironment['identity'] {
-  if (!isRecord(value) || !isId(value.uid) || !isId(value.gid)) return undefined;
-  if (value.kind === 'parent') return { kind: 'parent', uid: value.uid, gid: value.gid };
-  const { setpriv, setprivLibraries } = value;
-  if (value.kind !== 'dropped' || value.uid === 0 || value.gid === 0 || !isPath(setpriv)) return undefined;
+  if (!isRecord(value)) return undefined;
+  if (value.kind === 'parent') {
+    return isId(value.uid) && isId(value.gid)
+      ? { kind: 'parent', uid: value.uid, gid: value.gid }
+      : undefined;
+  }
+  const { ids, setpriv, setprivLibraries } = value;
+  if (value.kind !== 'dropped' || !isRecord(ids) || !isPath(setpriv)) return undefined;
+  const { first, count } = ids;
+  if (!isId(first) || first === 0 || !isId(count) || count === 0) return undefined;
   if (!Array.isArray(setprivLibraries) || !setprivLibraries.every(isPath)) return undefined;
   return {
     kind: 'dropped',
-    uid: value.uid,
-    gid: value.gid,
+    ids: { first, count },
     setpriv,
     setprivLibraries: [...setprivLibraries],
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type ReapRegistration, reapOnParentDeath } from '@ghost/core/sandbox';
 
 /**
  * Where this process may create cgroups that bound a sandbox's memory and process count, found
@@ -163,6 +164,8 @@ async function canCreateChildren(
 
 /** The cgroups made for one sandboxed process tree, removed by {@link SandboxCgroup.remove}. */
 export interface SandboxCgroup {
+  /** The cgroup directories, one per hierarchy (one on cgroup v2). */
+  readonly directories: readonly string[];
   /**
    * The files the launcher writes `0` (itself) to before it starts bubblewrap: `tasks` in cgroup
    * v1, `cgroup.procs` in v2. The launcher is one thread, so joining its thread through v1's
@@ -176,7 +179,7 @@ export interface SandboxCgroup {
   members(): Promise<number[]>;
   /** Kills every process in the cgroups. */
   killAll(): Promise<void>;
-  /** Removes the cgroups; they must be empty. */
+  /** Removes the cgroups (they must be empty) and takes them back from the reaper. */
   remove(): Promise<void>;
 }
 
@@ -189,7 +192,8 @@ export interface SandboxCgroupLimits {
 /**
  * Makes the cgroups that hold one sandbox: a memory cgroup with `memoryBytes` (swap included, so
  * the limit cannot be dodged by swapping) and a pids cgroup with `processes`, each only when asked
- * for and supported.
+ * for and supported. Each is handed to the parent's reaper before it is made, so a parent that
+ * dies at any moment leaves none behind: the reaper kills what is in it and removes it.
  */
 export async function createSandboxCgroup(
   support: CgroupSupport,
@@ -198,6 +202,12 @@ export async function createSandboxCgroup(
   const name = `ghost-sandbox-${process.pid}-${randomBytes(6).toString('hex')}`;
   const directories: string[] = [];
   const made: string[] = [];
+  const registrations: ReapRegistration[] = [];
+  const makeDirectory = async (directory: string) => {
+    registrations.push(await reapOnParentDeath({ cgroup: directory }));
+    await mkdir(directory);
+    made.push(directory);
+  };
   const write = (directory: string, file: string, value: string) => writeFile(join(directory, file), value);
   // Some files exist only with some kernel options (swap accounting); 'r+' never creates one.
   const writeIfPresent = (directory: string, file: string, value: string) =>
@@ -208,8 +218,7 @@ export async function createSandboxCgroup(
   try {
     if (limits.memoryBytes !== undefined && support.memoryParent !== undefined) {
       memoryDirectory = join(support.memoryParent, name);
-      await mkdir(memoryDirectory);
-      made.push(memoryDirectory);
+      await makeDirectory(memoryDirectory);
       const bytes = String(Math.floor(limits.memoryBytes));
       if (support.version === 1) {
         await write(memoryDirectory, 'memory.limit_in_bytes', bytes);
@@ -224,14 +233,14 @@ export async function createSandboxCgroup(
     if (limits.processes !== undefined && support.pidsParent !== undefined) {
       const pidsDirectory = join(support.pidsParent, name);
       if (pidsDirectory !== memoryDirectory) {
-        await mkdir(pidsDirectory);
-        made.push(pidsDirectory);
+        await makeDirectory(pidsDirectory);
         directories.push(pidsDirectory);
       }
       await write(pidsDirectory, 'pids.max', String(Math.floor(limits.processes)));
     }
   } catch (error) {
     await Promise.allSettled(made.map((directory) => rmdir(directory)));
+    await Promise.all(registrations.map((registration) => registration.release()));
     throw error;
   }
   const members = async () => {
@@ -241,6 +250,7 @@ export async function createSandboxCgroup(
     return [...new Set(lists.join('\n').split('\n').filter(Boolean).map(Number))];
   };
   return {
+    directories,
     joinFiles: directories.map((directory) =>
       join(directory, support.version === 1 ? 'tasks' : 'cgroup.procs'),
     ),
@@ -266,6 +276,7 @@ export async function createSandboxCgroup(
     },
     async remove() {
       for (const directory of directories) await rmdir(directory);
+      await Promise.all(registrations.map((registration) => registration.release()));
     },
   };
 }

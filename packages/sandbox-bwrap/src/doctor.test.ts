@@ -56,7 +56,7 @@ describe('formatDoctorReport', () => {
       // Which identity programs run as, for a root parent and any other.
       expect(report).toMatch(
         process.getuid?.() === 0
-          ? /\n {2}ok {3}identity +the parent is root, so programs run as uid 65534, gid 65534, never as root/
+          ? /\n {2}ok {3}identity +the parent is root, so each program runs as an identity no other sandbox has, uid and gid \d+ \+ the pid of its launcher/
           : new RegExp(
               `\\n {2}ok {3}identity +programs run as uid ${process.getuid?.()}, gid ${process.getgid?.()}, the parent's own`,
             ),

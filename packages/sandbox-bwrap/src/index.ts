@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 
-export type { UnprivilegedIdentity } from './bwrap-identity.js';
+export type { UnprivilegedIds } from './bwrap-identity.js';
 export { type BwrapSandboxOptions, bwrapSandbox, createBwrapSandbox } from './bwrap-sandbox.js';
 export { formatDoctorReport } from './doctor.js';
 

@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SandboxUnavailableError } from '@ghost/core';
 import {
+  createSandboxWorkspace,
   noSandboxCapabilities,
   planSandboxSpawn,
+  removeSandboxWorkspace,
   type SandboxBackendV1,
   type SandboxCapabilities,
   type SandboxProcess,
@@ -69,7 +71,7 @@ const processes: SandboxProcess[] = [];
 
 afterEach(async () => {
   await Promise.all(processes.splice(0).map((child) => child.close()));
-  await Promise.all(workspaces.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
 });
 
 afterAll(async () => {
@@ -77,7 +79,7 @@ afterAll(async () => {
 });
 
 async function workspace(): Promise<string> {
-  const path = await realpath(await mkdtemp(join(tmpdir(), 'ghost-seatbelt-test-')));
+  const path = await createSandboxWorkspace({ prefix: 'ghost-seatbelt-test-' });
   workspaces.push(path);
   return path;
 }

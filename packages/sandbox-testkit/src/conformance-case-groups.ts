@@ -7,6 +7,7 @@ import { networkEscapeCases } from './network-escape-cases.js';
 import { processEscapeCases } from './process-escape-cases.js';
 import { resourceEscapeCases } from './resource-escape-cases.js';
 import { syscallEscapeCases } from './syscall-escape-cases.js';
+import { workspaceCases } from './workspace-cases.js';
 
 /** A named group of cases: one `describe` of the suite. */
 export interface ConformanceCaseGroup {
@@ -23,7 +24,7 @@ export function conformanceCaseGroups(
   context: SuiteContext,
 ): [ConformanceCaseGroup, ...ConformanceCaseGroup[]] {
   return [
-    { name: 'contract', cases: contractCases(context) },
+    { name: 'contract', cases: [...contractCases(context), ...workspaceCases()] },
     { name: 'filesystem', cases: filesystemEscapeCases(context.platform) },
     { name: 'identity', cases: identityEscapeCases() },
     { name: 'network', cases: networkEscapeCases() },

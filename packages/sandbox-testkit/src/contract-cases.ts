@@ -68,7 +68,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
     {
       title: 'runs the command with exactly its arguments, environment and working directory',
       run: async (harness) => {
-        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const workspace = await harness.workspace();
         const cwd = join(workspace, 'nested dir');
         await mkdir(cwd);
         const scriptArguments = ['plain', 'with space', '', 'ünïcödé ✓', '--not-an-option'];
@@ -183,7 +183,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
       title: 'close() ends the process, removes the workspace and can be called again',
       run: async (harness) => {
         const marker = harness.marker();
-        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const workspace = await harness.workspace();
         const child = await harness.spawnNode(waitForeverProbe, { workspace }, [marker]);
         await harness.waitForReady(child);
         expect(await processesWithMarker(marker), 'the host sees the running probe').not.toEqual([]);

@@ -130,7 +130,7 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
       needs: ['filesystemIsolation'],
       run: async (harness) => {
         const secret = await harness.hostSecret();
-        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const workspace = await harness.workspace();
         const run = await harness.runNode(hardlinkEscapeProbe(secret.file), { workspace });
         harness.report(run);
         expect(run.stdout).not.toContain(secret.content);

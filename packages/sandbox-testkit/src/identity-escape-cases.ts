@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -6,11 +7,14 @@ import { hostProcessIdentity } from './host-process-identity.js';
 import { markedProcesses } from './host-processes.js';
 import {
   identityProbe,
+  secretKeepingProbe,
   setuidFileProbe,
   sysctlWriteProbe,
   workspaceMountProbe,
 } from './probes/identity-probes.js';
 import type { Attempt } from './probes/node-probe.js';
+import { runAsUser } from './run-as-user.js';
+import type { SandboxHarness } from './sandbox-harness.js';
 
 /** A kernel setting any root can change and nothing in the suite relies on: the write target. */
 const sysctlPath = '/proc/sys/fs/lease-break-time';
@@ -20,10 +24,89 @@ const needsRootParent = 'identity cases need a root parent';
 
 const isRootParent = process.getuid?.() === 0;
 
+/** Another local user, for the cases where one tries the planted program: no one the suite runs as. */
+const otherLocalUser = { uid: 65533, gid: 65533 };
+
+/** What the native probe's `reach` mode reports: an errno per path, and per pid per way in. */
+interface ReachReport {
+  readonly uid: number;
+  readonly paths: Readonly<Record<string, number>>;
+  readonly pids: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}
+
+/** Every way in that the report shows got through (errno 0), such as `/proc/12/mem`. */
+function reached(report: ReachReport): string[] {
+  const through = Object.entries(report.paths)
+    .filter(([, error]) => error === 0)
+    .map(([path]) => path);
+  for (const [pid, ways] of Object.entries(report.pids)) {
+    for (const [way, error] of Object.entries(ways)) if (error === 0) through.push(`${way} of pid ${pid}`);
+  }
+  return through;
+}
+
+/** The second session and the first one's planted program, as the cross-session cases set them up. */
+interface PlantedSetIdProgram {
+  /** The planted copy's path on the host, in the compromised host's workspace. */
+  readonly path: string;
+  /** Its owner and group on the host: the identity it would give whoever runs it. */
+  readonly owner: { readonly uid: number; readonly gid: number };
+  /** The second session's host: its pid on the host and its uids as the host sees them. */
+  readonly victim: { readonly pid: number; readonly userIds: readonly number[] };
+  /** The `reach` arguments aimed at the second session: its secret, a new file in its workspace, the workspace, its host. */
+  readonly reachArguments: readonly string[];
+}
+
+/**
+ * Starts a second session (a host keeping a secret in its workspace) and a compromised first one
+ * whose native code copies itself into its workspace as a set-user-id, set-group-id program and
+ * opens its workspace to every user, as a host that escaped its engine could.
+ */
+async function plantSetIdProgram(harness: SandboxHarness): Promise<PlantedSetIdProgram> {
+  const marker = harness.marker();
+  const victimWorkspace = await harness.workspace();
+  const secret = `ghost-testkit-session-secret-${randomBytes(8).toString('hex')}`;
+  const victim = await harness.spawnNode(secretKeepingProbe(secret), { workspace: victimWorkspace }, [
+    marker,
+  ]);
+  await harness.waitForReady(victim);
+  const victims = (await markedProcesses(marker)).filter((listed) =>
+    listed.command.startsWith(`${harness.nodePath} `),
+  );
+  expect(victims, "the second session's host, found by its marker").toHaveLength(1);
+  const victimPid = victims[0]?.pid ?? 0;
+  const victimIdentity = await hostProcessIdentity(victimPid);
+  expect(victimIdentity, `ps reports the second session's host (pid ${victimPid})`).toBeDefined();
+
+  const attackerWorkspace = await harness.workspace();
+  const plant = await harness.runNative('plant', ['escalate'], { workspace: attackerWorkspace });
+  const planted = harness.report<{ copy: number; setid: number }>(plant);
+  expect(planted, `the compromised host could not plant its copy; stderr: ${plant.stderr}`).toMatchObject({
+    copy: 0,
+  });
+  const path = join(attackerWorkspace, 'escalate');
+  const file = await stat(path);
+  return {
+    path,
+    owner: { uid: file.uid, gid: file.gid },
+    victim: { pid: victimPid, userIds: victimIdentity?.userIds ?? [] },
+    reachArguments: [
+      'reach',
+      join(victimWorkspace, 'secret'),
+      `+${join(victimWorkspace, 'planted-by-another-session')}`,
+      victimWorkspace,
+      '--',
+      String(victimPid),
+    ],
+  };
+}
+
 /**
  * Who the sandboxed process runs as and what it could change on the host through that identity:
  * never real root (when the parent is root), no kernel settings, no set-user-id root file left in
- * the workspace, and a workspace mounted `nosuid,nodev` (`filesystemIsolation`).
+ * the workspace, a set-user-id program planted by a compromised host that no other local user can
+ * reach and whose identity reaches nothing of another session, and a workspace mounted
+ * `nosuid,nodev` (`filesystemIsolation`).
  */
 export function identityEscapeCases(): ConformanceCase[] {
   return [
@@ -93,7 +176,7 @@ export function identityEscapeCases(): ConformanceCase[] {
       needs: ['filesystemIsolation'],
       notApplicable: isRootParent ? undefined : needsRootParent,
       run: async (harness) => {
-        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const workspace = await harness.workspace();
         const run = await harness.runNode(setuidFileProbe('escalate'), { workspace });
         const report = harness.report<{ create: Attempt; setuid: Attempt; setgid: Attempt }>(run);
         expect(report.create, 'the probe could not create a file in its workspace').toMatchObject({
@@ -108,6 +191,60 @@ export function identityEscapeCases(): ConformanceCase[] {
           { setGroupIdRoot: file.gid === 0 && (file.mode & 0o2000) !== 0 },
           `group ${file.gid}, mode ${(file.mode & 0o7777).toString(8)}`,
         ).toEqual({ setGroupIdRoot: false });
+      },
+    }),
+    escapeCase({
+      title:
+        'a set-user-id program a compromised host plants in its workspace cannot be run by another local user: it can reach neither it nor a second session',
+      needs: ['filesystemIsolation', 'native probe'],
+      notApplicable: isRootParent ? undefined : 'acting as another local user needs a root test process',
+      run: async (harness) => {
+        const planted = await plantSetIdProgram(harness);
+        const run = await runAsUser(planted.path, planted.reachArguments, otherLocalUser);
+        const through = run.started ? reached(JSON.parse(run.stdout) as ReachReport) : [];
+        expect(
+          { started: run.started, reached: through },
+          `uid ${otherLocalUser.uid} ran ${planted.path} (owner ${planted.owner.uid}, mode set-user-id)`,
+        ).toEqual({ started: false, reached: [] });
+      },
+    }),
+    escapeCase({
+      title:
+        "the identity a planted set-user-id program would give is the parent's own, or one no other session has, which reaches nothing of a second session",
+      needs: ['filesystemIsolation', 'native probe'],
+      run: async (harness) => {
+        const planted = await plantSetIdProgram(harness);
+        const parentUid = process.getuid?.();
+        if (planted.owner.uid === parentUid) {
+          // The parent's own user gains nothing by running it; no one else can reach it (above).
+          expect(planted.victim.userIds, "the second session's host runs as the parent too").toContain(
+            parentUid,
+          );
+          return;
+        }
+        expect(planted.owner.uid, 'the planted owner is not root').not.toBe(0);
+        expect(
+          planted.victim.userIds,
+          `the second session's host shares uid ${planted.owner.uid} with the compromised one`,
+        ).not.toContain(planted.owner.uid);
+        // Whoever ran the planted program would have its owner's identity: act as it directly.
+        const run = await runAsUser(harness.nativeProbePath, planted.reachArguments, planted.owner);
+        expect(run, `the probe could not start as uid ${planted.owner.uid}`).toMatchObject({ started: true });
+        const report = JSON.parse(run.started ? run.stdout : '{}') as ReachReport;
+        expect(report.uid).toBe(planted.owner.uid);
+        expect(reached(report), `what uid ${planted.owner.uid} reached of the second session`).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title:
+        "another session's compromised host reaches neither the planted program nor a second session's workspace and host",
+      needs: ['filesystemIsolation', 'native probe'],
+      run: async (harness) => {
+        const planted = await plantSetIdProgram(harness);
+        const [mode, ...targets] = planted.reachArguments;
+        const run = await harness.runNative(mode as string, [planted.path, ...targets]);
+        const report = harness.report<ReachReport>(run);
+        expect(reached(report), "what a third session's host reached").toEqual([]);
       },
     }),
     escapeCase({

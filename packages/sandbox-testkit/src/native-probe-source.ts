@@ -4,14 +4,14 @@
  * single-threaded sleeper. It is kept as a string, not a `.c` file, so the published package needs
  * no copy step: the suite writes it to a temp dir and compiles it at start (`cc -static` on Linux,
  * since a static binary needs no shared library inside the sandbox). Off Linux only the POSIX
- * modes (`fds`, `fork-bomb`, `sleep`) are built; the cases using the others are Linux-only.
+ * modes (`fds`, `fork-bomb`, `plant`, `reach`, `sleep`) are built; the cases using the others are Linux-only.
  *
  * Usage: `probe <mode> [arguments...]`; each mode prints one JSON object on stdout. Errors are
  * reported as errno numbers (0 means the call succeeded), which the suite names.
  */
 export const nativeProbeSource = String.raw`
 /*
- * The modes fds, fork-bomb and sleep are POSIX and build everywhere (macOS too); the others
+ * The modes fds, fork-bomb, plant, reach and sleep are POSIX and build everywhere (macOS too); the others
  * attempt what only Linux has (seccomp's targets, pid namespaces, user namespaces) and build only
  * there. GHOST_PROBE_POSIX_ONLY builds the POSIX subset on Linux, as macOS gets it.
  */
@@ -25,6 +25,7 @@ export const nativeProbeSource = String.raw`
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,6 +175,72 @@ static int make_user_namespace(void) {
 #endif /* GHOST_PROBE_LINUX */
 
 /*
+ * What a host that escaped its engine could do with native code: copy itself into its working
+ * directory (the workspace) as a set-user-id and set-group-id program, and open the workspace to
+ * every user, so that someone outside could run the copy as the host's identity. Each step's
+ * errno (0: it worked), and the identity the copy would give.
+ */
+static int plant_setid_copy(const char *self, const char *name) {
+  int copied = 0, setid = -1;
+  int source = open(self, O_RDONLY);
+  int target = source < 0 ? -1 : open(name, O_WRONLY | O_CREAT | O_EXCL, 0700);
+  if (source < 0 || target < 0) {
+    copied = errno;
+  } else {
+    char buffer[65536];
+    ssize_t count;
+    while ((count = read(source, buffer, sizeof buffer)) > 0) {
+      if (write(target, buffer, (size_t)count) != count) {
+        copied = errno != 0 ? errno : EIO;
+        break;
+      }
+    }
+    if (count < 0) copied = errno;
+    setid = fchmod(target, 06755) < 0 ? errno : 0;
+  }
+  if (source >= 0) close(source);
+  if (target >= 0) close(target);
+  int opened = chmod(".", 0777) < 0 ? errno : 0;
+  printf("{\"uid\":%d,\"gid\":%d,\"copy\":%d,\"setid\":%d,\"openWorkspace\":%d}\n", (int)geteuid(),
+         (int)getegid(), copied, setid, opened);
+  return 0;
+}
+
+/*
+ * Tries to reach another session: each path (a leading + creates it instead of reading it), then,
+ * after --, each pid: a signal, and on Linux its memory, environment and descriptors through
+ * /proc. Each errno, 0 where it got through.
+ */
+static int reach(int count, char **targets) {
+  printf("{\"uid\":%d,\"paths\":{", (int)geteuid());
+  int index = 0;
+  for (; index < count && strcmp(targets[index], "--") != 0; index++) {
+    const char *path = targets[index];
+    int create = path[0] == '+';
+    int fd = create ? open(path + 1, O_WRONLY | O_CREAT | O_EXCL, 0600) : open(path, O_RDONLY);
+    int error = fd < 0 ? errno : 0;
+    if (fd >= 0) close(fd);
+    printf("%s\"%s\":%d", index == 0 ? "" : ",", path, error);
+  }
+  printf("},\"pids\":{");
+  for (int first = ++index; index < count; index++) {
+    int pid = atoi(targets[index]);
+    printf("%s\"%d\":{\"signal\":%d", index == first ? "" : ",", pid, kill((pid_t)pid, 0) < 0 ? errno : 0);
+#ifdef GHOST_PROBE_LINUX
+    const char *entries[] = {"mem", "environ", "fd"};
+    for (int entry = 0; entry < 3; entry++) {
+      char path[64];
+      snprintf(path, sizeof path, "/proc/%d/%s", pid, entries[entry]);
+      printf(",\"%s\":%d", entries[entry], open_outcome(path));
+    }
+#endif
+    printf("}");
+  }
+  printf("}}\n");
+  return 0;
+}
+
+/*
  * Every process forks as fast as it can for the given seconds, children included; then the first
  * reports and exits while the rest sleep, so the host can count them, and exit on their own later.
  */
@@ -211,6 +278,8 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "userns") == 0) return make_user_namespace();
 #endif
   if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
+  if (strcmp(mode, "plant") == 0 && argc > 2) return plant_setid_copy(argv[0], argv[2]);
+  if (strcmp(mode, "reach") == 0) return reach(argc - 2, argv + 2);
   /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
   if (strcmp(mode, "sleep") == 0) {
     sleep(30);

@@ -47,7 +47,7 @@ export function resourceEscapeCases(): ConformanceCase[] {
       title: `a disk fill is stopped at limits.fileBytes (${fileLimitBytes / mebibyte} MiB) with EFBIG`,
       needs: ['fileSizeLimit'],
       run: async (harness) => {
-        const workspace = await harness.hostDirectory('ghost-testkit-workspace-');
+        const workspace = await harness.workspace();
         const run = await harness.runNode(diskFillProbe(64 * mebibyte), {
           workspace,
           limits: { fileBytes: fileLimitBytes },

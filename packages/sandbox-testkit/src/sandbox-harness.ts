@@ -3,7 +3,14 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxBackendV1 } from '@ghost/core';
-import type { SandboxCapabilities, SandboxExit, SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
+import {
+  createSandboxWorkspace,
+  removeSandboxWorkspace,
+  type SandboxCapabilities,
+  type SandboxExit,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+} from '@ghost/core/sandbox';
 import { expect } from 'vitest';
 import { killProcessesWithMarker } from './host-processes.js';
 
@@ -95,6 +102,17 @@ export class SandboxHarness {
     return path;
   }
 
+  /**
+   * A fresh workspace, made as every caller of a backend makes one (`createSandboxWorkspace()`, in
+   * the system temp folder's private `ghost-sandbox-<uid>`), removed after the case unless a
+   * sandbox's `close()` already did.
+   */
+  async workspace(): Promise<string> {
+    const path = await createSandboxWorkspace({ prefix: 'ghost-testkit-workspace-' });
+    this.defer(() => removeSandboxWorkspace(path));
+    return path;
+  }
+
   /** A secret file in a host temp dir outside the workspace: what a probe must not read. */
   async hostSecret(): Promise<{ directory: string; file: string; content: string }> {
     const directory = await this.hostDirectory('ghost-testkit-secret-');
@@ -120,7 +138,7 @@ export class SandboxHarness {
    * otherwise), and no limit but the wall-clock safety net, which every backend enforces.
    */
   async spec(overrides: SpawnOverrides = {}): Promise<SandboxSpawnSpec> {
-    const workspace = overrides.workspace ?? (await this.hostDirectory('ghost-testkit-workspace-'));
+    const workspace = overrides.workspace ?? (await this.workspace());
     return {
       command: this.nodePath,
       args: [],

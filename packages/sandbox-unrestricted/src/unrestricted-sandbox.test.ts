@@ -1,10 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ConfigurationError, createRuntime, SandboxUnavailableError } from '@ghost/core';
-import type { SandboxProcess, SandboxSpawnSpec } from '@ghost/core/sandbox';
+import {
+  createSandboxWorkspace,
+  removeSandboxWorkspace,
+  type SandboxProcess,
+  type SandboxSpawnSpec,
+} from '@ghost/core/sandbox';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { unrestrictedCapabilities, unrestrictedSandbox } from './unrestricted-sandbox.js';
 
@@ -17,11 +21,11 @@ const workspaces: string[] = [];
 afterEach(async () => {
   // close() removes the workspace too; the rm covers workspaces whose spawn was rejected.
   await Promise.allSettled(started.splice(0).map((child) => child.close()));
-  await Promise.all(workspaces.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
 });
 
 async function makeWorkspace(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'ghost-unrestricted-'));
+  const path = await createSandboxWorkspace({ prefix: 'ghost-unrestricted-' });
   workspaces.push(path);
   return path;
 }
@@ -382,13 +386,17 @@ describe('unrestrictedSandbox', () => {
     processTimeout,
   );
 
-  it('rejects a workspace that does not exist or is not a directory', async () => {
+  it('rejects a workspace that does not exist, or that createSandboxWorkspace() did not make', async () => {
     const workspace = await makeWorkspace();
     const missing = join(workspace, 'missing');
     await expect(unrestrictedSandbox.spawn(nodeSpec(missing, ''))).rejects.toBeInstanceOf(ConfigurationError);
     const file = join(workspace, 'file');
     await writeFile(file, '');
-    await expect(unrestrictedSandbox.spawn(nodeSpec(file, ''))).rejects.toThrow(/is not a directory/);
+    await expect(unrestrictedSandbox.spawn(nodeSpec(file, ''))).rejects.toMatchObject({
+      code: 'SANDBOX_WORKSPACE_REFUSED',
+      problem: 'not-made-here',
+      path: file,
+    });
     await expect(unrestrictedSandbox.spawn(nodeSpec(workspace, '', { cwd: missing }))).rejects.toThrow(
       /cwd .* cannot be used/,
     );

@@ -50,7 +50,7 @@ export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
  *   args: ['host.js'],
  *   env: {},
  *   runtimePaths: [],
- *   workspace: await mkdtemp(join(tmpdir(), 'ghost-')),
+ *   workspace: await createSandboxWorkspace(), // from @ghost/core/sandbox
  *   network: 'host',
  *   limits: { wallSeconds: 60 },
  * });

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { GhostError, type Runtime, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
 import type { SandboxCapabilities, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
+import { createSandboxWorkspace, removeSandboxWorkspace } from '@ghost/core/sandbox';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import { CodeModeConfigurationError } from '../errors.js';
 import type { CodeModeLimits } from '../limits.js';
@@ -172,7 +171,11 @@ export async function createSandboxFactory(
     backend,
     capabilities,
     async spawn(command: SandboxedCommand) {
-      const workspace = await mkdtemp(join(runtime.workspaceRoot, 'ghost-program-'));
+      // The kit's workspace: private to this user, and removed by the reaper should this process die.
+      const workspace = await createSandboxWorkspace({
+        root: runtime.workspaceRoot,
+        prefix: 'ghost-program-',
+      });
       try {
         return await backend.spawn({
           command: command.command,
@@ -189,7 +192,7 @@ export async function createSandboxFactory(
           ...(command.signal ? { signal: command.signal } : {}),
         });
       } catch (error) {
-        await rm(workspace, { recursive: true, force: true });
+        await removeSandboxWorkspace(workspace);
         if (GhostError.isInstance(error)) throw error;
         throw new SandboxUnavailableError(
           `Sandbox '${backend.name}' could not start the engine host: ${(error as Error).message}`,

@@ -3,8 +3,13 @@
  * every Ghost backend is built on, so a backend only says how to wrap its command, how to detect
  * itself, and what it enforces. Applications do not need this entry point.
  *
+ * - {@link createSandboxWorkspace} makes the workspace of one sandboxed process, in a directory only
+ *   this user can enter; backends take over no other ({@link SandboxWorkspaceError}), and
+ *   {@link removeSandboxWorkspace} removes one no sandbox took over.
  * - {@link planSandboxSpawn} checks a spawn spec against the backend's capabilities and applies
  *   its defaults; {@link checkSpawnDirectories} checks the workspace and working directory.
+ * - {@link reapOnParentDeath} hands what a backend creates (a cgroup, a launcher process) to this
+ *   process's reaper, which ends it should this process die first.
  * - {@link planSandboxPaths}, for a backend that mounts paths (or writes path rules), resolves the
  *   plan's links once: the real paths to show, and the links to recreate so that paths given
  *   through links outside every mount still resolve inside.
@@ -27,7 +32,7 @@
  *   kind: 'sandbox', specificationVersion: 'sandbox-v1', name: 'nice', platforms: ['linux'],
  *   detect: async () => ({ available: true, capabilities }),
  *   async spawn(spec) {
- *     const plan = planSandboxSpawn(spec, { name: 'nice', capabilities });
+ *     const plan = planSandboxSpawn(spec, { name: 'nice', capabilities }); // spec.workspace from createSandboxWorkspace()
  *     await checkSpawnDirectories(plan);
  *     const child = await startSandboxChild(plan, { backend: 'nice', command: '/usr/bin/nice', args: [plan.command, ...plan.args] });
  *     return superviseSandboxProcess({ backend: 'nice', plan, child, tree: processGroupTree(child.pid!) });
@@ -68,10 +73,21 @@ export {
   type SandboxPathPlan,
 } from './sandbox-path-plan.js';
 export type { SandboxProcessTree } from './sandbox-process-tree.js';
+export { type ReapRegistration, type ReapTarget, reapOnParentDeath } from './sandbox-reaper.js';
 export { planSandboxSpawn, type SandboxPlanTarget, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 export {
   type SandboxSupervisionOptions,
   sandboxCloseTimeoutMilliseconds,
   superviseSandboxProcess,
 } from './sandbox-supervision.js';
+export {
+  createSandboxWorkspace,
+  removeSandboxWorkspace,
+  type SandboxWorkspaceOptions,
+} from './sandbox-workspace.js';
+export {
+  SandboxWorkspaceError,
+  type SandboxWorkspaceErrorInit,
+  type SandboxWorkspaceProblem,
+} from './sandbox-workspace-error.js';
 export { checkSpawnDirectories } from './spawn-directories.js';

@@ -6,18 +6,27 @@ import { ConfigurationError } from '../errors.js';
 import { noSandboxCapabilities, type SandboxSpawnSpec } from '../sandbox.js';
 import { planSandboxPaths } from './sandbox-path-plan.js';
 import { planSandboxSpawn } from './sandbox-spawn-plan.js';
+import { createSandboxWorkspace, removeSandboxWorkspace } from './sandbox-workspace.js';
 
 const target = { name: 'test', capabilities: { ...noSandboxCapabilities } };
 const directories: string[] = [];
+/** Each layout's workspace, made by the kit as a backend requires. */
+const workspaces = new Map<string, string>();
 
 afterEach(async () => {
+  await Promise.all([...workspaces.values()].map((path) => removeSandboxWorkspace(path)));
+  workspaces.clear();
   await Promise.all(directories.splice(0).map((path) => rm(path, { recursive: true, force: true })));
 });
+
+function workspaceOf(base: string): string {
+  return workspaces.get(base) as string;
+}
 
 /**
  * A real temporary directory laid out like an installed application: `store/engine` (with
  * `index.js` and a sibling `store/secret`), `app/node_modules/@scope/engine` linking to it
- * relatively, and `workspace/`.
+ * relatively, and a workspace made by the kit.
  */
 async function layout() {
   const base = await realpath(await mkdtemp(join(tmpdir(), 'ghost-path-plan-')));
@@ -27,7 +36,7 @@ async function layout() {
   await writeFile(join(base, 'store', 'engine', 'index.js'), '');
   await mkdir(join(base, 'app', 'node_modules', '@scope'), { recursive: true });
   await symlink('../../../store/engine', join(base, 'app', 'node_modules', '@scope', 'engine'));
-  await mkdir(join(base, 'workspace'));
+  workspaces.set(base, await createSandboxWorkspace({ root: base, prefix: 'workspace-' }));
   return base;
 }
 
@@ -38,7 +47,7 @@ function plan(base: string, spec: Partial<SandboxSpawnSpec> = {}) {
       args: [],
       env: {},
       runtimePaths: [],
-      workspace: join(base, 'workspace'),
+      workspace: workspaceOf(base),
       network: 'host',
       ...spec,
     },
@@ -52,8 +61,8 @@ describe('planSandboxPaths', () => {
     const paths = await planSandboxPaths(plan(base, { runtimePaths: [join(base, 'store', 'engine')] }));
     expect(paths).toEqual({
       readPaths: [join(base, 'store', 'engine')],
-      workspace: join(base, 'workspace'),
-      cwd: join(base, 'workspace'),
+      workspace: workspaceOf(base),
+      cwd: workspaceOf(base),
       links: [],
     });
   });
@@ -125,23 +134,23 @@ describe('planSandboxPaths', () => {
 
   it('keeps a read path inside the workspace, to be shown read-only over it', async () => {
     const base = await layout();
-    await mkdir(join(base, 'workspace', 'fixed'));
+    await mkdir(join(workspaceOf(base), 'fixed'));
     const paths = await planSandboxPaths(
-      plan(base, { runtimePaths: [base, join(base, 'workspace', 'fixed'), join(base, 'store')] }),
+      plan(base, { runtimePaths: [base, join(workspaceOf(base), 'fixed'), join(base, 'store')] }),
     );
-    expect(paths.readPaths).toEqual([base, join(base, 'workspace', 'fixed')]);
+    expect(paths.readPaths).toEqual([base, join(workspaceOf(base), 'fixed')]);
   });
 
-  it('mounts the real workspace and recreates its link, with the real working directory', async () => {
+  it('refuses a workspace given through a link, naming it, rather than mounting what it points to', async () => {
     const base = await layout();
-    await symlink(join(base, 'workspace'), join(base, 'workspace-link'));
-    await mkdir(join(base, 'workspace', 'inner'));
-    const paths = await planSandboxPaths(
-      plan(base, { workspace: join(base, 'workspace-link'), cwd: join(base, 'workspace-link', 'inner') }),
-    );
-    expect(paths.workspace).toBe(join(base, 'workspace'));
-    expect(paths.cwd).toBe(join(base, 'workspace', 'inner'));
-    expect(paths.links).toEqual([{ path: join(base, 'workspace-link'), target: join(base, 'workspace') }]);
+    await symlink(workspaceOf(base), join(base, 'workspace-link'));
+    await expect(
+      planSandboxPaths(plan(base, { workspace: join(base, 'workspace-link') })),
+    ).rejects.toMatchObject({
+      code: 'SANDBOX_WORKSPACE_REFUSED',
+      problem: 'link',
+      path: join(base, 'workspace-link'),
+    });
   });
 
   it('refuses a runtime path that does not exist, naming it', async () => {
@@ -177,41 +186,41 @@ describe('planSandboxPaths', () => {
   it('refuses a workspace or working directory that is missing or not a directory', async () => {
     const base = await layout();
     await expect(planSandboxPaths(plan(base, { workspace: join(base, 'none') }))).rejects.toThrow(
-      /workspace .* cannot be used/,
+      /workspace .* does not exist/,
     );
     await expect(
       planSandboxPaths(plan(base, { workspace: join(base, 'store', 'engine', 'index.js') })),
-    ).rejects.toThrow(/workspace .* is not a directory/);
+    ).rejects.toThrow(/workspace .* was not made by createSandboxWorkspace/);
     await expect(
-      planSandboxPaths(plan(base, { cwd: join(base, 'workspace', 'gone') })),
+      planSandboxPaths(plan(base, { cwd: join(workspaceOf(base), 'gone') })),
     ).rejects.toMatchObject({ option: 'cwd' });
   });
 
   it('refuses to follow a link inside the workspace out of it, for a runtime path or the working directory', async () => {
     const base = await layout();
     // A program could have planted these: the workspace is writable.
-    await symlink(join(base, 'store', 'secret'), join(base, 'workspace', 'planted'));
-    const readThrough = planSandboxPaths(plan(base, { runtimePaths: [join(base, 'workspace', 'planted')] }));
+    await symlink(join(base, 'store', 'secret'), join(workspaceOf(base), 'planted'));
+    const readThrough = planSandboxPaths(plan(base, { runtimePaths: [join(workspaceOf(base), 'planted')] }));
     await expect(readThrough).rejects.toBeInstanceOf(ConfigurationError);
     await expect(readThrough).rejects.toThrow(/leads out of the workspace .* through a link inside it/);
     // Even when the path reaches the planted link through a link of its own outside the workspace.
-    await symlink(join(base, 'workspace', 'planted'), join(base, 'outside'));
+    await symlink(join(workspaceOf(base), 'planted'), join(base, 'outside'));
     await expect(planSandboxPaths(plan(base, { runtimePaths: [join(base, 'outside')] }))).rejects.toThrow(
       /leads out of the workspace/,
     );
     await expect(
       planSandboxPaths(
-        plan(base, { runtimePaths: [join(base, 'store')], cwd: join(base, 'workspace', 'planted') }),
+        plan(base, { runtimePaths: [join(base, 'store')], cwd: join(workspaceOf(base), 'planted') }),
       ),
     ).rejects.toThrow(/cwd .* leads out of the workspace/);
   });
 
   it('follows a link inside the workspace that stays inside it', async () => {
     const base = await layout();
-    await mkdir(join(base, 'workspace', 'data'));
-    await symlink('data', join(base, 'workspace', 'alias'));
-    const paths = await planSandboxPaths(plan(base, { cwd: join(base, 'workspace', 'alias') }));
-    expect(paths.cwd).toBe(join(base, 'workspace', 'data'));
+    await mkdir(join(workspaceOf(base), 'data'));
+    await symlink('data', join(workspaceOf(base), 'alias'));
+    const paths = await planSandboxPaths(plan(base, { cwd: join(workspaceOf(base), 'alias') }));
+    expect(paths.cwd).toBe(join(workspaceOf(base), 'data'));
     expect(paths.links).toEqual([]);
   });
 

@@ -2,6 +2,7 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
 import { isInside, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+import { checkSandboxWorkspace } from './sandbox-workspace.js';
 
 /** Linux's own limit on links followed while resolving one path (`MAXSYMLINKS`). */
 const largestLinkCount = 40;
@@ -49,14 +50,17 @@ export interface SandboxPathPlan {
  * location. So the plan mounts real paths and lists the links to recreate, each pointing at a
  * real path, which never shows more than the real paths asked for.
  *
- * Links inside the workspace are the program's to make (the workspace is writable), so a runtime
- * path or working directory that reaches outside the workspace through one is refused rather than
- * followed. It also does what {@link checkSpawnDirectories} does. A backend that sees the real
+ * The workspace is checked as {@link checkSpawnDirectories} checks it, so it is its own real path
+ * and never a link. Links inside the workspace are the program's to make (the workspace is
+ * writable), so a runtime path or working directory that reaches outside the workspace through
+ * one is refused rather than followed. A backend that sees the real
  * filesystem (no mounts) does not need it. Call it before starting anything, so a bad path is the
  * caller's mistake, not a failed sandbox.
  *
+ * @throws SandboxWorkspaceError naming the workspace, when it is not one `createSandboxWorkspace()`
+ *   made (a link, a directory made otherwise, one replaced since); nothing at it was changed.
  * @throws ConfigurationError naming the field and the path, when one does not exist, when the
- *   workspace or working directory is not a directory, when the working directory's real path is
+ *   working directory is not a directory, when the working directory's real path is
  *   outside the workspace and the read paths, or when a path leaves the workspace through a link
  *   inside it.
  *
@@ -72,6 +76,7 @@ export interface SandboxPathPlan {
 export async function planSandboxPaths(plan: SandboxSpawnPlan): Promise<SandboxPathPlan> {
   // Synchronous calls inside: a few hundred metadata reads of local paths on every spawn, each a
   // round trip through libuv's thread pool when asynchronous, cost more than they block.
+  checkSandboxWorkspace(plan.workspace);
   const workspace = realDirectory(plan.workspace, 'workspace');
   const realPaths: string[] = [];
   for (const [index, path] of plan.runtimePaths.entries()) {

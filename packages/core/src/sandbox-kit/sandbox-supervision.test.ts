@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CleanupError, ConfigurationError, SandboxUnavailableError } from '../errors.js';
@@ -11,6 +10,7 @@ import { startSandboxChild } from './sandbox-child.js';
 import type { SandboxProcessTree } from './sandbox-process-tree.js';
 import { planSandboxSpawn, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 import { type SandboxSupervisionOptions, superviseSandboxProcess } from './sandbox-supervision.js';
+import { createSandboxWorkspace, removeSandboxWorkspace } from './sandbox-workspace.js';
 import { checkSpawnDirectories } from './spawn-directories.js';
 
 /** Real processes take a moment to start and, when killed, to be reaped. */
@@ -29,7 +29,7 @@ const workspaces: string[] = [];
 
 afterEach(async () => {
   await Promise.allSettled(started.splice(0).map((child) => child.close()));
-  await Promise.all(workspaces.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+  await Promise.all(workspaces.splice(0).map((path) => removeSandboxWorkspace(path)));
 });
 
 async function planNode(
@@ -37,7 +37,7 @@ async function planNode(
   limits: Record<string, number> = {},
   command: readonly string[] = [process.execPath, '-e'],
 ): Promise<SandboxSpawnPlan> {
-  const workspace = await mkdtemp(join(tmpdir(), 'ghost-kit-'));
+  const workspace = await createSandboxWorkspace({ prefix: 'ghost-kit-' });
   workspaces.push(workspace);
   return planSandboxSpawn(
     {
@@ -204,7 +204,7 @@ describe.runIf(process.platform === 'linux')('superviseSandboxProcess (Linux: re
     'kills the tree when the abort signal fires',
     async () => {
       const controller = new AbortController();
-      const workspace = await mkdtemp(join(tmpdir(), 'ghost-kit-'));
+      const workspace = await createSandboxWorkspace({ prefix: 'ghost-kit-' });
       workspaces.push(workspace);
       const plan = planSandboxSpawn(
         {
@@ -384,7 +384,7 @@ describe('checkSpawnDirectories', () => {
       cwd: join(plan.workspace, 'missing'),
     };
     await expect(checkSpawnDirectories(missing)).rejects.toBeInstanceOf(ConfigurationError);
-    await expect(checkSpawnDirectories(missing)).rejects.toThrow(/workspace .* cannot be used/);
+    await expect(checkSpawnDirectories(missing)).rejects.toThrow(/workspace .* does not exist/);
     await expect(checkSpawnDirectories({ ...plan, cwd: file })).rejects.toThrow(/cwd .* is not a directory/);
   });
 });

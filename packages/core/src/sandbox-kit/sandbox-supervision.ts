@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Duplex } from 'node:stream';
 import { CleanupError } from '../errors.js';
@@ -9,6 +8,8 @@ import { beforeDeadline, streamsSettled } from './process-waiting.js';
 import { ignoreLaterErrors } from './sandbox-child.js';
 import type { SandboxProcessTree } from './sandbox-process-tree.js';
 import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+import { isMadeWorkspace, removeSandboxWorkspace } from './sandbox-workspace.js';
+import { SandboxWorkspaceError } from './sandbox-workspace-error.js';
 
 /** How long `close()` waits for the tree to be gone and the child to exit before its `CleanupError`. */
 export const sandboxCloseTimeoutMilliseconds = 5_000;
@@ -69,8 +70,12 @@ export interface SandboxSupervisionOptions {
  * - `kill(signal)`, which signals the tree until `close()` released it, then does nothing (its ids
  *   may belong to someone else by then);
  * - `close()`, idempotent: kills the tree until it is gone and waits for the child to exit, both
- *   within 5 s, closes every pipe, releases the tree and removes the workspace; it rejects with
- *   one `CleanupError` listing every part that failed.
+ *   within 5 s, closes every pipe, releases the tree and removes the workspace (with
+ *   {@link removeSandboxWorkspace}); it rejects with one `CleanupError` listing every part that
+ *   failed.
+ *
+ * The plan's workspace must be one `createSandboxWorkspace()` made: otherwise the child is killed
+ * and a `SandboxWorkspaceError` thrown, so `close()` never removes a directory it was only given.
  *
  * @example
  * ```ts
@@ -89,6 +94,14 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
     throw new TypeError('superviseSandboxProcess needs a started child: wait for its spawn event first.');
   }
   ignoreLaterErrors(child);
+  if (!isMadeWorkspace(plan.workspace)) {
+    // close() removes the workspace: it must be one the kit made, never a path it was only given.
+    killUnsupervised(child, tree);
+    throw new SandboxWorkspaceError(
+      `The spawn spec's workspace ${plan.workspace} was not made by createSandboxWorkspace(), so the sandbox cannot take it over; the process was killed. Check the workspace with checkSpawnDirectories() or planSandboxPaths() before starting anything.`,
+      { path: plan.workspace, problem: 'not-made-here' },
+    );
+  }
   const channels = child.stdio.slice(3, 3 + plan.extraFds).filter((stream) => stream instanceof Duplex);
   const stdoutStream = child.stdout;
   const stderrStream = child.stderr;
@@ -192,7 +205,7 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
     }
     let removalError: unknown;
     try {
-      await rm(plan.workspace, { recursive: true, force: true, maxRetries: 3 });
+      await removeSandboxWorkspace(plan.workspace);
     } catch (error) {
       removalError = error;
       problems.push(`the workspace ${plan.workspace} could not be removed: ${errorMessage(error)}`);

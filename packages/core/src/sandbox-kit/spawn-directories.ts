@@ -1,13 +1,20 @@
 import { stat } from 'node:fs/promises';
 import { ConfigurationError } from '../errors.js';
 import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
+import { checkSandboxWorkspace } from './sandbox-workspace.js';
 
 /**
- * Checks that the plan's workspace and working directory exist and are directories, the part of a
- * spawn spec {@link planSandboxSpawn} leaves to `spawn` because it needs the filesystem. Call it
- * before starting anything, so a bad path is the caller's mistake, not a failed sandbox.
+ * Checks the plan's workspace and working directory, the part of a spawn spec
+ * {@link planSandboxSpawn} leaves to `spawn` because it needs the filesystem: the workspace must be
+ * one `createSandboxWorkspace()` made in this process, still the same directory, reached without
+ * a symbolic link, inside a directory only this user can enter (so no link, and no directory the
+ * caller did not get from the kit, is ever taken over); the working directory must be a directory.
+ * Call it before starting anything, so a bad path is the caller's mistake, not a failed sandbox.
  *
- * @throws ConfigurationError naming the field and the path, when one is missing or not a directory.
+ * @throws SandboxWorkspaceError naming the workspace and why it was refused; nothing at the path
+ *   was changed.
+ * @throws ConfigurationError naming the field and the path, when the working directory is missing
+ *   or not a directory.
  *
  * @example
  * ```ts
@@ -16,7 +23,7 @@ import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
  * ```
  */
 export async function checkSpawnDirectories(plan: SandboxSpawnPlan): Promise<void> {
-  await requireDirectory(plan.workspace, 'workspace');
+  checkSandboxWorkspace(plan.workspace);
   if (plan.cwd !== plan.workspace) await requireDirectory(plan.cwd, 'cwd');
 }
 

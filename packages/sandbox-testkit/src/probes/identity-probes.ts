@@ -125,3 +125,16 @@ let hostname = null;
 try { hostname = os.hostname(); } catch {}
 report({ hostname, commandLine: read('/proc/cmdline'), environments });
 `);
+
+/**
+ * A host of another session: keeps a secret, readable by everyone, in its workspace (its working
+ * directory), says `ready` and stays alive, so the suite can check that nothing of a compromised
+ * session reaches it.
+ */
+export function secretKeepingProbe(secret: string): string {
+  return nodeProbe(`
+require('node:fs').writeFileSync('secret', ${JSON.stringify(secret)}, { mode: 0o644 });
+report({ ready: true });
+setTimeout(() => {}, 30000);
+`);
+}
