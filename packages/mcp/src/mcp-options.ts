@@ -8,7 +8,11 @@ export interface McpLimits {
   readonly maxListPages: number;
   /** The largest single message the server may send, in bytes. Default 8 MiB. */
   readonly maxMessageBytes: number;
-  /** How long connecting (start, handshake, first tool list) may take. Default 30,000 ms. */
+  /**
+   * How long the MCP handshake may take, the server's start included, and then each `tools/list`
+   * request. Default 30,000 ms. Past it, connecting fails with an `McpConnectionError` that names
+   * this limit.
+   */
   readonly connectTimeoutMs: number;
 }
 
