@@ -92,8 +92,7 @@ export class McpConnection {
   /** What a failed connect says: a handshake that took too long is not a wrong command. */
   #connectFailure(reason: unknown): string {
     const { name, limits } = this.#options;
-    const check =
-      this.#options.transport === 'stdio' ? 'command, args, env and cwd' : 'url and headers';
+    const check = this.#options.transport === 'stdio' ? 'command, args, env and cwd' : 'url and headers';
     if (isTimeout(reason)) {
       return `MCP server '${name}' did not complete the MCP handshake within ${limits.connectTimeoutMs} ms (limits.connectTimeoutMs). A server that is slow to start (one that npx or uvx downloads first, say) needs a higher limit; otherwise check the server's ${check}.`;
     }

@@ -42,7 +42,8 @@ export interface McpCommonOptions {
 /**
  * A server started as a child process and spoken to over its stdin and stdout. It gets exactly
  * the environment in `env` (nothing of this process's environment, so no secret leaks by
- * default), runs in its own process group and ends when the connection is closed or this
+ * default), runs in its own process group (and, on Linux where this process may make one, its
+ * own cgroup) and ends, with everything it started, when the connection is closed or this
  * process exits.
  */
 export interface McpStdioOptions extends McpCommonOptions {
