@@ -90,6 +90,15 @@ function toolsServer() {
       return { content: [{ type: 'text', text: `added ${name}` }] };
     },
   );
+  // EXTRA_TOOL=<name> offers one more tool from the start, named as the test needs (`exit`, say).
+  if (process.env.EXTRA_TOOL) {
+    const name = process.env.EXTRA_TOOL;
+    server.registerTool(
+      name,
+      { description: `Answers ${name}.`, outputSchema: { answer: z.string() } },
+      async () => ({ content: [{ type: 'text', text: name }], structuredContent: { answer: name } }),
+    );
+  }
   server.registerTool(
     'remove-tool',
     { description: 'Removes a tool added by add-tool.', inputSchema: { name: z.string() } },
