@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { descendantProcesses } from '@ghost/code-mode/testing';
@@ -32,12 +35,20 @@ let served: CodeModeMcpHttpServer | undefined;
 let prepared: PreparedCodeModeMcp | undefined;
 const clients: Client[] = [];
 
-async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}) {
+/** A tool that answers after `ms` milliseconds. */
+const pause = defineTool({
+  name: 'pause',
+  description: 'Answers after ms milliseconds.',
+  input: Type.Object({ ms: Type.Number() }),
+  execute: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ paused: ms }), ms)),
+});
+
+async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}, observationWindowMs = 300) {
   prepared = await prepareCodeModeMcp({
-    tools: [count, slowReportTool],
+    tools: [count, slowReportTool, pause],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
-    observationWindowMs: 300,
+    observationWindowMs,
   });
   served = await listenCodeModeMcpHttp(prepared, options);
   return served;
@@ -123,6 +134,37 @@ function rawRequest(url: URL, headers: Record<string, string>): Promise<{ status
       }),
     );
   });
+}
+
+const isRoot = process.getuid?.() === 0;
+/** The unprivileged user (`nobody`) another client runs as. */
+const otherUid = 65534;
+
+/** Sends an initialize request from a process running as `uid`; resolves with the status it got. */
+async function initializeAs(uid: number, url: URL): Promise<number> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'other', version: '1' } },
+  });
+  const source = `
+    const request = require('node:http').request(process.argv[1], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    }, (response) => { process.stdout.write(String(response.statusCode)); response.resume(); });
+    request.end(process.argv[2]);`;
+  const child = spawn(process.execPath, ['-e', source, url.href, body], {
+    uid,
+    gid: uid,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  await once(child, 'close');
+  return Number(output);
 }
 
 afterEach(async () => {
@@ -225,6 +267,57 @@ describe('listenCodeModeMcpHttp', () => {
     await first.transport.terminateSession();
     await connect(served.url);
     expect(served.sessionCount).toBe(1);
+  });
+
+  it.skipIf(!isRoot)(
+    `limits the sessions one client holds: a second user still gets one when the first is at its limit${isRoot ? '' : ' (skipped: needs root, to connect as another user)'}`,
+    async () => {
+      const served = await serve({ maxSessions: 3, maxSessionsPerClient: 2 });
+      await connect(served.url);
+      await connect(served.url);
+      const third = await rawRequest(served.url, {});
+      expect(third.status).toBe(429);
+      expect(third.body).toContain(`This client (user ${process.getuid?.()}) holds 2 sessions`);
+      expect(served.sessionCount).toBe(2);
+      // Another user of this machine, from its own process: its session is not the first one's to take.
+      expect(await initializeAs(otherUid, served.url)).toBe(200);
+      expect(served.sessionCount).toBe(3);
+    },
+  );
+
+  it('answers 408 to a request whose headers never finish, and closes its connection', async () => {
+    const served = await serve({ headersTimeoutMs: 500 });
+    const socket = netConnect(Number(served.url.port), '127.0.0.1');
+    onTestFinished(() => {
+      socket.destroy();
+    });
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${served.url.port}\r\nContent-Type: application/json\r\n`,
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString();
+    });
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes a connection that sends nothing', async () => {
+    const served = await serve({ idleTimeoutMs: 500 });
+    const socket = netConnect(Number(served.url.port), '127.0.0.1');
+    onTestFinished(() => {
+      socket.destroy();
+    });
+    await once(socket, 'connect');
+    await once(socket, 'close');
+    expect(socket.bytesRead).toBe(0);
+  });
+
+  it('keeps a connection that waits for its answer past idleTimeoutMs', async () => {
+    const served = await serve({ idleTimeoutMs: 300 }, 20_000);
+    const { client } = await connect(served.url);
+    const result = await exec(client, '(await tools.pause({ ms: 1500 })).paused');
+    expect(result.structuredContent).toMatchObject({ status: 'completed', value: 1500 });
   });
 
   it('serves every client session from one runtime: N sessions share its spare hosts, and close leaves no host or directory', async () => {
