@@ -182,6 +182,58 @@ describe('a forged host before its program', heavyCase, () => {
     expect(await leftoverEntries(opened.workspaceRoot)).toEqual([]);
   });
 
+  it('that never says hello holds exec no longer than its observation window: exec answers still_working, and stop ends it', async () => {
+    const opened = await openCodeModeSession({
+      engine: hostileHostEngine([]), // silent, with the default 30 s start timeout
+      sandbox: 'unrestricted',
+      prewarm: false,
+      observationWindowMs: 300,
+    });
+    try {
+      expect(await opened.session.execute('1')).toEqual({ status: 'still_working', output: '' });
+      expect(await opened.session.wait({ observationWindowMs: 300 })).toEqual({
+        status: 'still_working',
+        output: '',
+      });
+      expect(await opened.session.stop()).toEqual({ status: 'terminated', output: '' });
+      await hostsGone();
+    } finally {
+      await opened.close();
+    }
+    expect(await descendantProcesses()).toEqual([]);
+    expect(await leftoverEntries(opened.workspaceRoot)).toEqual([]);
+  });
+
+  it('that gets ready after exec answered still_working runs the program, and wait returns its result', async () => {
+    const opened = await openCodeModeSession({
+      engine: hostileHostEngine([...hostileHandshake, done(42)]),
+      sandbox: 'unrestricted',
+      prewarm: false,
+      // Shorter than any process start, so exec answers before the host is ready.
+      observationWindowMs: 1,
+    });
+    try {
+      let result = await opened.session.execute('1');
+      while (result.status === 'still_working') {
+        result = await opened.session.wait({ observationWindowMs: 60_000 });
+      }
+      expect(result).toEqual({ status: 'completed', output: '', value: 42 });
+    } finally {
+      await opened.close();
+    }
+    expect(await descendantProcesses()).toEqual([]);
+  });
+
+  it('that never says hello holds the program no longer than wallSeconds', async () => {
+    const run = await runHostile([], { limits: { wallSeconds: 1 } });
+    expect(run.result).toEqual({
+      status: 'error',
+      output: '',
+      error:
+        'The program ran past its time limit of 1 s (limits.wallSeconds) and was stopped before its engine host was ready.',
+    });
+  });
+
   it('that nests its hello a million levels deep is refused without a crash', async () => {
     const failure = await startFailure([
       { send: { type: 'hello', protocol: protocolVersion, engine: 'x', extra: { $nest: 1_000_000 } } },
