@@ -427,6 +427,28 @@ describe('a forged host that sends too much', heavyCase, () => {
     expect(run.result.output).toMatch(/bytes of output cut here/);
   });
 
+  it('writes a count of cut bytes past the safe integers as a bound, not in garbled exponent notation', async () => {
+    // Each frame claims the largest safe count; added up they pass 10^21, which String() writes as 1.08e+21.
+    const run = await runHostile(
+      [
+        ...hostileHandshake,
+        {
+          send: { type: 'output', programId: '$programId', text: 'x', skippedBytes: Number.MAX_SAFE_INTEGER },
+          times: 120_000,
+        },
+        done('ok'),
+      ],
+      { limits: { outputBytes: 10_000 } },
+    );
+    expect(run.result.status).toBe('completed');
+    const counts = [...run.result.output.matchAll(/\[… (.*?) bytes of output cut here/g)].map(
+      (match) => match[1],
+    );
+    expect(counts.length).toBeGreaterThan(0);
+    for (const count of counts) expect(count).toMatch(/^(\d{1,3}(,\d{3})*|more than 9,007,199,254,740,991)$/);
+    expect(counts.at(-1)).toBe('more than 9,007,199,254,740,991');
+  });
+
   it('turns a 25 MB value into an error that names its size and what to do', async () => {
     const run = await runHostile([...hostileHandshake, done({ $repeat: 'v', times: 25_000_000 })]);
     expect(run.result).toEqual({
