@@ -3,11 +3,9 @@ import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { clientIdentity } from './client-identity.js';
+import { otherUid, otherUserNode, otherUserSkipReason } from './test-support/other-user.js';
 
 const isLinux = process.platform === 'linux';
-const isRoot = process.getuid?.() === 0;
-/** The unprivileged user (`nobody`) the other client runs as. */
-const otherUid = 65534;
 
 /** The identity the server side of a real loopback connection from this process finds. */
 async function identityOfOwnConnection(host: string): Promise<string> {
@@ -40,15 +38,15 @@ describe('clientIdentity', () => {
     },
   );
 
-  it.skipIf(!isLinux || !isRoot)(
-    `tells another user's connection apart from the server's own${isLinux && isRoot ? '' : ' (skipped: needs Linux and root, to connect as another user)'}`,
+  it.skipIf(!isLinux || otherUserNode === undefined)(
+    `tells another user's connection apart from the server's own${isLinux ? otherUserSkipReason : ' (skipped: the socket table is Linux only)'}`,
     async () => {
       const server = createServer();
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       const accepted = once(server, 'connection') as Promise<[Socket]>;
       const source = `require('node:net').connect(${(server.address() as AddressInfo).port}, '127.0.0.1'); setTimeout(() => {}, 20000);`;
-      const client = spawn(process.execPath, ['-e', source], {
+      const client = spawn(otherUserNode as string, ['-e', source], {
         uid: otherUid,
         gid: otherUid,
         stdio: 'ignore',

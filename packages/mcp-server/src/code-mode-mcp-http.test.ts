@@ -16,6 +16,7 @@ import Type from 'typebox';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type PreparedCodeModeMcp, prepareCodeModeMcp } from './code-mode-mcp.js';
 import { type CodeModeMcpHttpServer, listenCodeModeMcpHttp } from './code-mode-mcp-http.js';
+import { otherUid, otherUserNode, otherUserSkipReason } from './test-support/other-user.js';
 import { slowReportTool } from './test-support/slow-report-tool.js';
 
 /** A counter per caller: programs of different sessions must never see each other's calls. */
@@ -136,10 +137,6 @@ function rawRequest(url: URL, headers: Record<string, string>): Promise<{ status
   });
 }
 
-const isRoot = process.getuid?.() === 0;
-/** The unprivileged user (`nobody`) another client runs as. */
-const otherUid = 65534;
-
 /** Sends an initialize request from a process running as `uid`; resolves with the status it got. */
 async function initializeAs(uid: number, url: URL): Promise<number> {
   const body = JSON.stringify({
@@ -154,7 +151,7 @@ async function initializeAs(uid: number, url: URL): Promise<number> {
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     }, (response) => { process.stdout.write(String(response.statusCode)); response.resume(); });
     request.end(process.argv[2]);`;
-  const child = spawn(process.execPath, ['-e', source, url.href, body], {
+  const child = spawn(otherUserNode as string, ['-e', source, url.href, body], {
     uid,
     gid: uid,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -269,8 +266,8 @@ describe('listenCodeModeMcpHttp', () => {
     expect(served.sessionCount).toBe(1);
   });
 
-  it.skipIf(!isRoot)(
-    `limits the sessions one client holds: a second user still gets one when the first is at its limit${isRoot ? '' : ' (skipped: needs root, to connect as another user)'}`,
+  it.skipIf(otherUserNode === undefined)(
+    `limits the sessions one client holds: a second user still gets one when the first is at its limit${otherUserSkipReason}`,
     async () => {
       const served = await serve({ maxSessions: 3, maxSessionsPerClient: 2 });
       await connect(served.url);
@@ -328,22 +325,22 @@ describe('listenCodeModeMcpHttp', () => {
       const served = await serve();
       const sessions = [];
       for (let index = 0; index < 5; index += 1) sessions.push(await connect(served.url));
+      // Run to their end: five hosts starting at once may outlast exec's 300 ms window.
       const results = await Promise.all(
         sessions.map(({ client }, index) =>
-          exec(client, `(await tools.count({ name: 'pool ${index}' })).value`),
+          execToEnd(client, `(await tools.count({ name: 'pool ${index}' })).value`),
         ),
       );
-      for (const result of results)
-        expect(result.structuredContent).toMatchObject({ status: 'completed', value: 1 });
+      for (const result of results) expect(result).toMatchObject({ status: 'completed', value: 1 });
       expect(served.sessionCount).toBe(5);
       // No program runs now, so every host left is a pooled spare: at most the pool's cap of 2,
       // where a pool per session would keep one spare for each of the five.
       await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
-      const second = await exec(
+      const second = await execToEnd(
         sessions[0]?.client as Client,
         `(await tools.count({ name: 'pool 0' })).value`,
       );
-      expect(second.structuredContent).toMatchObject({ status: 'completed', value: 2 });
+      expect(second).toMatchObject({ status: 'completed', value: 2 });
       await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
 
       await served.close();
