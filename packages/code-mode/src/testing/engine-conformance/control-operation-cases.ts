@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CodeModeStateError } from '../../errors.js';
 import { descendantProcesses } from '../child-processes.js';
 import type { ConformanceContext } from './conformance-context.js';
-import { delay, echoTool, foreverTool, Gate, gateTool } from './conformance-fixtures.js';
+import { delay, echoTool, foreverTool, Gate, gateTool, observeToEnd } from './conformance-fixtures.js';
 
 /**
  * The conformance cases for the control operations: `wait` and `stop` on a running program, one operation at a time.
@@ -45,7 +45,11 @@ export function describeControlOperationCases(context: ConformanceContext): void
       expect((await session.execute('await tools.wait_for_gate({})')).status).toBe('still_working');
       await expect(session.execute('"second"')).rejects.toThrow(/still working/);
       gate.open();
-      expect(await session.wait()).toEqual({ status: 'completed', output: '', value: 'opened' });
+      expect(await observeToEnd(session, await session.wait())).toEqual({
+        status: 'completed',
+        output: '',
+        value: 'opened',
+      });
     });
 
     it('runs one control operation at a time: a concurrent one is refused without running', async () => {
@@ -91,7 +95,7 @@ export function describeControlOperationCases(context: ConformanceContext): void
       const stops = events.filter((event) => event.type === 'tool_stop');
       expect(stops).toHaveLength(1);
       expect(stops[0]?.data).toMatchObject({ status: 'error' });
-      expect((await session.execute('"next"')).value).toBe('next');
+      expect((await observeToEnd(session, await session.execute('"next"'))).value).toBe('next');
     });
 
     it('ends a program at wallSeconds even when nobody observes it, and cleans up its host', async () => {
