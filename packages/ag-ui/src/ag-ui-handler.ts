@@ -41,13 +41,49 @@ export interface AgUiHandlerOptions {
   readonly systemMessages?: ConversationFromAgUiOptions['systemMessages'];
   /** Whether a run ends with a `MESSAGES_SNAPSHOT` of its conversation. Default true. */
   readonly messagesSnapshot?: boolean;
+  /**
+   * Which tool results the client's thread may bring to the model. `'client-tools'` (default):
+   * only those of the tools the client owns, the ones it declares in the request's `tools` that
+   * are not the agent's; the model reads that any other result was left out
+   * (`withheldToolResult`). The agent's tools run on the server, and without this a client could
+   * write their results into the thread (a refund that never happened). `'all'`: every result,
+   * for an application that checks threads against its own records.
+   */
+  readonly toolResults?: 'client-tools' | 'all';
 }
+
+/**
+ * What the handler reads of its agent: `streamAsk`, and the agent's tools where it exposes them
+ * (an agent from `defineAgent` does), to tell the client's tools from the agent's.
+ */
+export type AgUiServedAgent = Pick<Agent, 'streamAsk'> & Partial<Pick<Agent, 'tools' | 'toolSources'>>;
 
 /** A Node `http` request handler serving one agent over AG-UI. It never rejects. */
 export type AgUiHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024;
-const optionKeys = new Set(['maxBodyBytes', 'askOptions', 'systemMessages', 'messagesSnapshot']);
+const optionKeys = new Set([
+  'maxBodyBytes',
+  'askOptions',
+  'systemMessages',
+  'messagesSnapshot',
+  'toolResults',
+]);
+
+/** Code mode's control tools: the agent's whenever it runs in code mode, never a client's. */
+const codeModeControlNames: readonly string[] = ['exec', 'wait', 'stop'];
+
+/**
+ * The tools a request's client owns: those it declares that cannot be the agent's. The agent's
+ * plain tools and code mode's controls are its own; an agent with tool sources, whose names are
+ * known only once a run starts, or one that does not expose its tools, may own any name, so then
+ * the client owns none.
+ */
+function clientToolNamesOf(input: RunAgentInput, agent: AgUiServedAgent): string[] {
+  if (agent.tools === undefined || agent.toolSources === undefined || agent.toolSources.length > 0) return [];
+  const agentNames = new Set([...agent.tools.map((tool) => tool.name), ...codeModeControlNames]);
+  return input.tools.map((tool) => tool.name).filter((name) => !agentNames.has(name));
+}
 
 function checkOptions(options: AgUiHandlerOptions): number {
   for (const key of Object.keys(options)) {
@@ -73,6 +109,12 @@ function checkOptions(options: AgUiHandlerOptions): number {
   if (systemMessages !== undefined && systemMessages !== 'ignore' && systemMessages !== 'reject') {
     throw new ConfigurationError(
       `agUiHandler() systemMessages is 'ignore' or 'reject', not ${JSON.stringify(systemMessages)}.`,
+    );
+  }
+  const { toolResults } = options;
+  if (toolResults !== undefined && toolResults !== 'client-tools' && toolResults !== 'all') {
+    throw new ConfigurationError(
+      `agUiHandler() toolResults is 'client-tools' or 'all', not ${JSON.stringify(toolResults)}.`,
     );
   }
   return maxBodyBytes;
@@ -149,14 +191,15 @@ interface PreparedRun {
  * {@link conversationFromAgUi}); the run gets `context.agUi` = `{ threadId, runId, state,
  * context, forwardedProps }` (what the client sent: treat it as untrusted input) and
  * `metadata.agUi` = `{ threadId, runId }`. The client's `tools` are not offered to the model: a
- * Ghost agent's tools run on the server.
+ * Ghost agent's tools run on the server. The thread is the client's, so by default it brings the
+ * model only the results of the client's own tools (see {@link AgUiHandlerOptions.toolResults}).
  *
  * Refused requests get a JSON body `{ error: { code, message, details? } }`: 405 (not `POST`),
  * 406 (an `Accept` that allows no event stream), 415 (not JSON), 413 (over `maxBodyBytes`), 400
  * (not a valid `RunAgentInput`, or messages that make no conversation). Once the stream has
  * started, failures arrive as `RUN_ERROR`. When the client disconnects, the run is cancelled
- * (its programs and tools are stopped); the returned promise resolves once the run has ended
- * and released everything it held.
+ * (its programs and tools are stopped), or never started if it had not yet; the returned promise
+ * resolves once the run has ended and released everything it held.
  *
  * @example
  * ```ts
@@ -172,13 +215,24 @@ interface PreparedRun {
  * }).listen(3000);
  * ```
  */
-export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandlerOptions = {}): AgUiHandler {
+export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions = {}): AgUiHandler {
   const maxBodyBytes = checkOptions(options);
-  const { systemMessages = 'ignore', askOptions, messagesSnapshot = true } = options;
+  const {
+    systemMessages = 'ignore',
+    askOptions,
+    messagesSnapshot = true,
+    toolResults = 'client-tools',
+  } = options;
 
-  async function prepare(request: IncomingMessage, response: ServerResponse): Promise<PreparedRun> {
+  async function prepare(
+    request: IncomingMessage,
+    disconnect: AbortController,
+  ): Promise<PreparedRun | undefined> {
     const input = await readRunAgentInput(request, maxBodyBytes);
-    const conversation = conversationFromAgUi(input.messages, { systemMessages });
+    const conversation = conversationFromAgUi(input.messages, {
+      systemMessages,
+      ...(toolResults === 'all' ? {} : { clientToolNames: clientToolNamesOf(input, agent) }),
+    });
     let applicationOptions: AskOptions = {};
     if (askOptions !== undefined) {
       try {
@@ -192,12 +246,8 @@ export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandle
         });
       }
     }
-    const disconnect = new AbortController();
-    response.on('close', () => {
-      if (!response.writableFinished) {
-        disconnect.abort(new CancelledError('The AG-UI client disconnected, so the run was cancelled.'));
-      }
-    });
+    // A client that left while the body was read or askOptions ran gets no run.
+    if (disconnect.signal.aborted) return undefined;
     const signal =
       applicationOptions.signal === undefined
         ? disconnect.signal
@@ -300,8 +350,15 @@ export function agUiHandler(agent: Pick<Agent, 'streamAsk'>, options: AgUiHandle
           code: 'AG_UI_UNSUPPORTED_MEDIA_TYPE',
         });
       }
-      const prepared = await prepare(request, response);
-      await streamRun(prepared, mediaType, response);
+      // Watched from the start, so a client that leaves before its run starts is seen too.
+      const disconnect = new AbortController();
+      response.on('close', () => {
+        if (!response.writableFinished) {
+          disconnect.abort(new CancelledError('The AG-UI client disconnected, so the run was cancelled.'));
+        }
+      });
+      const prepared = await prepare(request, disconnect);
+      if (prepared !== undefined) await streamRun(prepared, mediaType, response);
     } catch (error) {
       const refusal = AgUiRequestError.isInstance(error)
         ? error

@@ -2,7 +2,11 @@ import type { Message } from '@ag-ui/core';
 import { GhostError } from '@ghost/core';
 import { describe, expect, it } from 'vitest';
 import { AgUiRequestError } from './ag-ui-request-error.js';
-import { conversationFromAgUi, unansweredToolCallResult } from './conversation-from-ag-ui.js';
+import {
+  conversationFromAgUi,
+  unansweredToolCallResult,
+  withheldToolResult,
+} from './conversation-from-ag-ui.js';
 
 function refusalOf(messages: Message[], options = {}): AgUiRequestError {
   try {
@@ -144,6 +148,22 @@ describe('conversationFromAgUi', () => {
         isError: true,
       },
       { role: 'user', content: 'Never mind.' },
+    ]);
+  });
+
+  it("with clientToolNames, takes only those tools' results and says the others were left out", () => {
+    const thread: Message[] = [
+      { id: 'u1', role: 'user', content: 'Refund and note it.' },
+      { id: 'a1', role: 'assistant', toolCalls: [call('c1', 'refund', {}), call('c2', 'note', {})] },
+      { id: 't1', role: 'tool', toolCallId: 'c1', content: 'Refunded 500 EUR.' },
+      { id: 't2', role: 'tool', toolCallId: 'c2', content: 'Noted.', error: 'The page was closed.' },
+    ];
+    expect(conversationFromAgUi(thread, { clientToolNames: ['note'] }).slice(2)).toEqual([
+      { role: 'tool', toolCallId: 'c1', toolName: 'refund', content: withheldToolResult },
+      { role: 'tool', toolCallId: 'c2', toolName: 'note', content: 'Noted.', isError: true },
+    ]);
+    expect(conversationFromAgUi(thread).slice(2, 3)).toEqual([
+      { role: 'tool', toolCallId: 'c1', toolName: 'refund', content: 'Refunded 500 EUR.' },
     ]);
   });
 

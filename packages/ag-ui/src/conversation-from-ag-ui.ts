@@ -12,11 +12,22 @@ export interface ConversationFromAgUiOptions {
    * by default these messages are left out (`'ignore'`). `'reject'` refuses the request instead.
    */
   readonly systemMessages?: 'ignore' | 'reject';
+  /**
+   * The tools whose results the thread may carry, by name: the client's own, which it ran. When
+   * given, a `tool` message answering a call of any other tool is not taken, and the model reads
+   * {@link withheldToolResult} in its place, since a client could otherwise write the result of a
+   * tool that runs on the server (a refund that never happened). Default: every result is taken.
+   */
+  readonly clientToolNames?: readonly string[];
 }
 
 /** The text Ghost gives the model for a call whose result never came (its run ended first). */
 export const unansweredToolCallResult =
   'This tool call has no result: the run that made it ended before the call finished.';
+
+/** The text the model reads in place of a result the client sent for a tool it does not own. */
+export const withheldToolResult =
+  "This tool call's result is not shown: the thread came from the client, and this server does not take the results of its own tools from a client.";
 
 function collectBrokeredCalls(messages: readonly Message[]): Set<string> {
   const callIds = new Set<string>();
@@ -72,6 +83,8 @@ function toolMessageOf(message: ToolMessage, toolName: string, where: string): M
  *   under: the model saw that call and its result, not them.
  * - A tool call with no result (its run was cancelled, say) gets one saying so, because every
  *   provider requires each call to be answered.
+ * - With `clientToolNames`, only results of those tools are taken; others read
+ *   {@link withheldToolResult} (see {@link ConversationFromAgUiOptions.clientToolNames}).
  *
  * Throws {@link AgUiRequestError} (status 400) when a message cannot be converted.
  */
@@ -80,6 +93,7 @@ export function conversationFromAgUi(
   options: ConversationFromAgUiOptions = {},
 ): ModelMessage[] {
   const brokered = collectBrokeredCalls(messages);
+  const clientTools = options.clientToolNames === undefined ? undefined : new Set(options.clientToolNames);
   const conversation: ModelMessage[] = [];
   let reasoning: ModelReasoning[] = [];
   let unanswered = new Map<string, string>();
@@ -150,7 +164,11 @@ export function conversationFromAgUi(
           );
         }
         unanswered.delete(message.toolCallId);
-        conversation.push(toolMessageOf(message, toolName, where));
+        conversation.push(
+          clientTools === undefined || clientTools.has(toolName)
+            ? toolMessageOf(message, toolName, where)
+            : { role: 'tool', toolCallId: message.toolCallId, toolName, content: withheldToolResult },
+        );
         break;
       }
     }

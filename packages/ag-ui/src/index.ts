@@ -10,6 +10,7 @@ export {
   type AgUiHandler,
   type AgUiHandlerOptions,
   type AgUiRunRequest,
+  type AgUiServedAgent,
   agUiHandler,
 } from './ag-ui-handler.js';
 export {
@@ -22,6 +23,7 @@ export {
   type ConversationFromAgUiOptions,
   conversationFromAgUi,
   unansweredToolCallResult,
+  withheldToolResult,
 } from './conversation-from-ag-ui.js';
 export type { GhostToolCallFields } from './ghost-fields.js';
 export { toAgUiEvents } from './to-ag-ui-events.js';

@@ -125,11 +125,21 @@ interface SplitTools {
   readonly catalog: ToolCatalog;
 }
 
+/**
+ * Reports a tool of the run that the program catalog renamed or left out: a tool source's names
+ * (an MCP server's, with `toolPrefix: ''`) are not the application's to choose, and may change
+ * while the run goes on, so they never fail it. A process warning, which Node prints to stderr.
+ */
+function warnNameConflict(warning: string): void {
+  process.emitWarning(warning, 'GhostWarning');
+}
+
 function splitTools(
   tools: readonly Tool[],
   except: readonly string[],
   where: string,
   hasToolSources = false,
+  onNameConflict?: (warning: string) => void,
 ): SplitTools {
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of except) {
@@ -150,7 +160,10 @@ function splitTools(
   const kept = new Set(except);
   const modelFacing = tools.filter((tool) => kept.has(tool.name));
   const brokered = tools.filter((tool) => !kept.has(tool.name));
-  return { modelFacing, catalog: ToolCatalog.fromTools(brokered, where) };
+  return {
+    modelFacing,
+    catalog: ToolCatalog.fromTools(brokered, where, onNameConflict ? { onNameConflict } : {}),
+  };
 }
 
 async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promise<EngineV1> {
@@ -218,7 +231,8 @@ async function startCodeMode(
   const sandboxChoice = settings.sandbox ?? 'native';
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
   const except = settings.except ?? [];
-  const initial = splitTools(tools, except, where);
+  // The agent's own tools were checked when it was defined; the rest come from tool sources.
+  const initial = splitTools(tools, except, where, false, warnNameConflict);
   // The sandbox is detected while the engine loads; an engine problem is still reported first.
   const [engineFound, sandboxFound] = await Promise.allSettled([
     resolveEngine(settings.engine ?? 'quickjs', runtime),
@@ -268,7 +282,7 @@ async function startCodeMode(
   let refreshError: unknown;
   return {
     get modelTools() {
-      // A change the catalog cannot take (a reserved or colliding name) fails the next turn.
+      // A change the catalog cannot take (an except name that became a control) fails the next turn.
       if (refreshError !== undefined) throw refreshError;
       return [...modelFacing, ...controls];
     },
@@ -278,7 +292,7 @@ async function startCodeMode(
     },
     updateTools(next: readonly Tool[]) {
       try {
-        const split = splitTools(next, except, where);
+        const split = splitTools(next, except, where, false, warnNameConflict);
         modelFacing = split.modelFacing;
         instructions = instructionsOf(split.catalog);
         session.replace((programs) => openSession(split.catalog, programs));

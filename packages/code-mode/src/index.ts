@@ -78,5 +78,6 @@ export {
   type CatalogToolJson,
   reservedIdentifiers,
   ToolCatalog,
+  type ToolCatalogOptions,
   toIdentifier,
 } from './tool-catalog.js';

@@ -160,6 +160,31 @@ describe('ToolCatalog.fromTools', () => {
     }
   });
 
+  it('with onNameConflict, renames a reserved identifier and leaves out a taken one, saying so', () => {
+    const warnings: string[] = [];
+    const catalog = ToolCatalog.fromTools(
+      [refund, tool('exit'), tool('_call'), tool('call'), tool('toString'), tool('look_up'), tool('look-up')],
+      where,
+      { onNameConflict: (warning) => warnings.push(warning) },
+    );
+    expect(catalog.tools.map((entry) => [entry.name, entry.identifier])).toEqual([
+      ['refund', 'refund'],
+      ['exit', '_exit'],
+      ['_call', '_call'],
+      ['toString', '_toString'],
+      ['look_up', 'look_up'],
+    ]);
+    expect(catalog.find('exit')?.identifier).toBe('_exit');
+    expect(catalog.find('tools._exit')?.name).toBe('exit');
+    expect(catalog.declarations).toContain('  _exit(args?: Record<string, unknown>): Promise<unknown>;');
+    expect(warnings).toEqual([
+      `${where}: tool 'exit' is tools._exit in programs: tools.exit is a name code mode reserves.`,
+      `${where}: tool 'call' was left out of the program catalog: it would be tools._call, the name of tool '_call'.`,
+      `${where}: tool 'toString' is tools._toString in programs: tools.toString is a name code mode reserves.`,
+      `${where}: tool 'look-up' was left out of the program catalog: it would be tools.look_up, the name of tool 'look_up'.`,
+    ]);
+  });
+
   it('accepts then, which becomes _then, and names that only contain a reserved word', () => {
     const catalog = ToolCatalog.fromTools([tool('then'), tool('call-center'), tool('exit_survey')], where);
     expect(catalog.tools.map((entry) => entry.identifier)).toEqual(['_then', 'call_center', 'exit_survey']);

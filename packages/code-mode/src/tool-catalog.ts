@@ -95,6 +95,18 @@ function declare(tool: Tool, identifier: string): string {
   return `${comment}  ${identifier}(${parameter}: ${input}): Promise<${output}>;`;
 }
 
+/** How {@link ToolCatalog.fromTools} treats a name a program cannot use as it is. */
+export interface ToolCatalogOptions {
+  /**
+   * Given, names a program cannot use no longer throw: a tool whose identifier is reserved gets a
+   * `_` before it (`exit` becomes `tools._exit`, its name stays `exit`), and a tool whose
+   * identifier is already taken (by an earlier tool, or by such a rename) is left out. Each is
+   * reported here, in a sentence that says what happened and why. For tools the application does
+   * not name itself, such as an MCP server's, which may change while a run goes on.
+   */
+  readonly onNameConflict?: (warning: string) => void;
+}
+
 /**
  * The tools a program can call, with the TypeScript declarations the model is shown. Built from
  * the same JSON Schemas the broker validates with, so what the model is told and what is
@@ -149,14 +161,31 @@ export class ToolCatalog {
    * Builds the catalog of `tools`, in their order. Throws a `CodeModeConfigurationError` when a
    * name normalises to a reserved identifier (`CODE_MODE_TOOL_NAME_RESERVED`) or two names to the
    * same one (`CODE_MODE_TOOL_NAME_COLLISION`); `where` (such as `"Agent 'support' code mode"`)
-   * starts the message.
+   * starts the message. With `options.onNameConflict`, it renames or leaves out such tools instead
+   * (see {@link ToolCatalogOptions}).
    */
-  static fromTools(tools: readonly Tool[], where: string): ToolCatalog {
+  static fromTools(tools: readonly Tool[], where: string, options: ToolCatalogOptions = {}): ToolCatalog {
+    const { onNameConflict } = options;
     const byIdentifier = new Map<string, Tool>();
     const entries: CatalogTool[] = [];
     for (const tool of tools) {
-      const identifier = toIdentifier(tool.name);
-      if (reservedIdentifiers.has(identifier)) {
+      let identifier = toIdentifier(tool.name);
+      if (onNameConflict !== undefined) {
+        const renamed = reservedIdentifiers.has(identifier) ? `_${identifier}` : identifier;
+        const earlier = byIdentifier.get(renamed);
+        if (earlier !== undefined || reservedIdentifiers.has(renamed)) {
+          onNameConflict(
+            `${where}: tool '${tool.name}' was left out of the program catalog: it would be tools.${renamed}, ${earlier === undefined ? 'a name code mode reserves' : `the name of tool '${earlier.name}'`}.`,
+          );
+          continue;
+        }
+        if (renamed !== identifier) {
+          onNameConflict(
+            `${where}: tool '${tool.name}' is tools.${renamed} in programs: tools.${identifier} is a name code mode reserves.`,
+          );
+        }
+        identifier = renamed;
+      } else if (reservedIdentifiers.has(identifier)) {
         throw new CodeModeConfigurationError(
           `${where}: tool '${tool.name}' would be tools.${identifier}, a name code mode reserves. Rename the tool, or keep it model-facing by listing it in \`except\`.`,
           { code: 'CODE_MODE_TOOL_NAME_RESERVED', tool: tool.name, identifier },

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { descendantProcesses } from '@ghost/code-mode/testing';
@@ -13,6 +16,7 @@ import Type from 'typebox';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type PreparedCodeModeMcp, prepareCodeModeMcp } from './code-mode-mcp.js';
 import { type CodeModeMcpHttpServer, listenCodeModeMcpHttp } from './code-mode-mcp-http.js';
+import { otherUid, otherUserNode, otherUserSkipReason } from './test-support/other-user.js';
 import { slowReportTool } from './test-support/slow-report-tool.js';
 
 /** A counter per caller: programs of different sessions must never see each other's calls. */
@@ -32,12 +36,20 @@ let served: CodeModeMcpHttpServer | undefined;
 let prepared: PreparedCodeModeMcp | undefined;
 const clients: Client[] = [];
 
-async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}) {
+/** A tool that answers after `ms` milliseconds. */
+const pause = defineTool({
+  name: 'pause',
+  description: 'Answers after ms milliseconds.',
+  input: Type.Object({ ms: Type.Number() }),
+  execute: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ paused: ms }), ms)),
+});
+
+async function serve(options: Parameters<typeof listenCodeModeMcpHttp>[1] = {}, observationWindowMs = 300) {
   prepared = await prepareCodeModeMcp({
-    tools: [count, slowReportTool],
+    tools: [count, slowReportTool, pause],
     engine: quickjsEngine,
     sandbox: bwrapSandbox,
-    observationWindowMs: 300,
+    observationWindowMs,
   });
   served = await listenCodeModeMcpHttp(prepared, options);
   return served;
@@ -123,6 +135,33 @@ function rawRequest(url: URL, headers: Record<string, string>): Promise<{ status
       }),
     );
   });
+}
+
+/** Sends an initialize request from a process running as `uid`; resolves with the status it got. */
+async function initializeAs(uid: number, url: URL): Promise<number> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'other', version: '1' } },
+  });
+  const source = `
+    const request = require('node:http').request(process.argv[1], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    }, (response) => { process.stdout.write(String(response.statusCode)); response.resume(); });
+    request.end(process.argv[2]);`;
+  const child = spawn(otherUserNode as string, ['-e', source, url.href, body], {
+    uid,
+    gid: uid,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  await once(child, 'close');
+  return Number(output);
 }
 
 afterEach(async () => {
@@ -227,6 +266,57 @@ describe('listenCodeModeMcpHttp', () => {
     expect(served.sessionCount).toBe(1);
   });
 
+  it.skipIf(otherUserNode === undefined)(
+    `limits the sessions one client holds: a second user still gets one when the first is at its limit${otherUserSkipReason}`,
+    async () => {
+      const served = await serve({ maxSessions: 3, maxSessionsPerClient: 2 });
+      await connect(served.url);
+      await connect(served.url);
+      const third = await rawRequest(served.url, {});
+      expect(third.status).toBe(429);
+      expect(third.body).toContain(`This client (user ${process.getuid?.()}) holds 2 sessions`);
+      expect(served.sessionCount).toBe(2);
+      // Another user of this machine, from its own process: its session is not the first one's to take.
+      expect(await initializeAs(otherUid, served.url)).toBe(200);
+      expect(served.sessionCount).toBe(3);
+    },
+  );
+
+  it('answers 408 to a request whose headers never finish, and closes its connection', async () => {
+    const served = await serve({ headersTimeoutMs: 500 });
+    const socket = netConnect(Number(served.url.port), '127.0.0.1');
+    onTestFinished(() => {
+      socket.destroy();
+    });
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${served.url.port}\r\nContent-Type: application/json\r\n`,
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString();
+    });
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes a connection that sends nothing', async () => {
+    const served = await serve({ idleTimeoutMs: 500 });
+    const socket = netConnect(Number(served.url.port), '127.0.0.1');
+    onTestFinished(() => {
+      socket.destroy();
+    });
+    await once(socket, 'connect');
+    await once(socket, 'close');
+    expect(socket.bytesRead).toBe(0);
+  });
+
+  it('keeps a connection that waits for its answer past idleTimeoutMs', async () => {
+    const served = await serve({ idleTimeoutMs: 300 }, 20_000);
+    const { client } = await connect(served.url);
+    const result = await exec(client, '(await tools.pause({ ms: 1500 })).paused');
+    expect(result.structuredContent).toMatchObject({ status: 'completed', value: 1500 });
+  });
+
   it('serves every client session from one runtime: N sessions share its spare hosts, and close leaves no host or directory', async () => {
     // Directories the prepared code mode makes go under a temporary directory of this test's own.
     const temporary = await mkdtemp(join(tmpdir(), 'ghost-mcp-http-pool-'));
@@ -235,22 +325,22 @@ describe('listenCodeModeMcpHttp', () => {
       const served = await serve();
       const sessions = [];
       for (let index = 0; index < 5; index += 1) sessions.push(await connect(served.url));
+      // Run to their end: five hosts starting at once may outlast exec's 300 ms window.
       const results = await Promise.all(
         sessions.map(({ client }, index) =>
-          exec(client, `(await tools.count({ name: 'pool ${index}' })).value`),
+          execToEnd(client, `(await tools.count({ name: 'pool ${index}' })).value`),
         ),
       );
-      for (const result of results)
-        expect(result.structuredContent).toMatchObject({ status: 'completed', value: 1 });
+      for (const result of results) expect(result).toMatchObject({ status: 'completed', value: 1 });
       expect(served.sessionCount).toBe(5);
       // No program runs now, so every host left is a pooled spare: at most the pool's cap of 2,
       // where a pool per session would keep one spare for each of the five.
       await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
-      const second = await exec(
+      const second = await execToEnd(
         sessions[0]?.client as Client,
         `(await tools.count({ name: 'pool 0' })).value`,
       );
-      expect(second.structuredContent).toMatchObject({ status: 'completed', value: 2 });
+      expect(second).toMatchObject({ status: 'completed', value: 2 });
       await vi.waitFor(async () => expect(await hostCount()).toBeLessThanOrEqual(2), { timeout: 20_000 });
 
       await served.close();

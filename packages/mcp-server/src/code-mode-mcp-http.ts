@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { CleanupError, ConfigurationError } from '@ghost/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { clientIdentity } from './client-identity.js';
 import type { PreparedCodeModeMcp } from './code-mode-mcp.js';
 import type { CodeModeMcpServer } from './code-mode-mcp-server.js';
 import { loopbackHostNames, requestOriginProblem } from './request-origin-check.js';
@@ -22,6 +23,23 @@ export interface CodeModeMcpHttpOptions {
   readonly allowedHostNames?: readonly string[];
   /** Client sessions open at once; more are refused with 503 until one ends. Default 32. */
   readonly maxSessions?: number;
+  /**
+   * Client sessions one client may hold at once; more are refused with 429 until one of its own
+   * ends, so no client can take every session. A client is a user of this machine for a local
+   * connection (on Linux), else an address. Default 8.
+   */
+  readonly maxSessionsPerClient?: number;
+  /**
+   * How long a request's headers may take to arrive, in milliseconds; a slower request is answered
+   * 408 and its connection closed. Default 10,000.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * A connection on which nothing has moved for this long, in milliseconds, is closed, unless the
+   * server is answering one of its requests (a program still running, an event stream). Default
+   * 30,000.
+   */
+  readonly idleTimeoutMs?: number;
   /**
    * A session with no request in flight and none for this long is closed, with its programs.
    * Default 1,800 (30 minutes): clients that vanish without ending their session do not leave
@@ -43,7 +61,12 @@ export interface CodeModeMcpHttpServer {
   close(): Promise<void>;
 }
 
+/** Node's own bound on receiving a whole request, kept: a body trickling in stays bounded by it. */
+const defaultRequestTimeoutMs = 300_000;
+
 interface OpenSession {
+  /** Who holds it (see {@link clientIdentity}). */
+  readonly client: string;
   readonly server: CodeModeMcpServer;
   readonly transport: StreamableHTTPServerTransport;
   requestsInFlight: number;
@@ -93,18 +116,40 @@ export async function listenCodeModeMcpHttp(
   checkPositiveInteger(options.port, 'port', true);
   checkPositiveInteger(options.maxSessions, 'maxSessions');
   checkPositiveInteger(options.sessionIdleSeconds, 'sessionIdleSeconds');
+  checkPositiveInteger(options.maxSessionsPerClient, 'maxSessionsPerClient');
+  checkPositiveInteger(options.headersTimeoutMs, 'headersTimeoutMs');
+  checkPositiveInteger(options.idleTimeoutMs, 'idleTimeoutMs');
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const maxSessions = options.maxSessions ?? 32;
+  const maxSessionsPerClient = options.maxSessionsPerClient ?? 8;
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   const idleMs = (options.sessionIdleSeconds ?? 1_800) * 1000;
   const allowedHostNames = options.allowedHostNames ?? [
     ...loopbackHostNames,
     ...(host.includes(':') ? [`[${host}]`] : [host]),
   ];
   const sessions = new Map<string, OpenSession>();
-  // Sessions being initialised count toward maxSessions before they have an id.
+  // Sessions being initialised count toward maxSessions (and their client's share) before they have an id.
   let starting = 0;
+  const startingByClient = new Map<string, number>();
   let isClosing = false;
+  /** Each connection's client, found once: a connection carries many requests. */
+  const clients = new WeakMap<Socket, Promise<string>>();
+  const clientOf = (socket: Socket): Promise<string> => {
+    let client = clients.get(socket);
+    if (client === undefined) {
+      client = clientIdentity(socket);
+      clients.set(socket, client);
+    }
+    return client;
+  };
+  const sessionsOf = (client: string): number => {
+    let held = startingByClient.get(client) ?? 0;
+    for (const session of sessions.values()) if (session.client === client) held += 1;
+    return held;
+  };
 
   const closeSession = async (id: string): Promise<void> => {
     const session = sessions.get(id);
@@ -127,7 +172,21 @@ export async function listenCodeModeMcpHttp(
       );
       return;
     }
+    const client = await clientOf(request.socket);
+    // Checked again after the wait, and counted at once, so two requests cannot both take the last place.
+    if (sessions.size + starting >= maxSessions || sessionsOf(client) >= maxSessionsPerClient) {
+      const isOwnLimit = sessions.size + starting < maxSessions;
+      sendJsonRpcError(
+        response,
+        isOwnLimit ? 429 : 503,
+        isOwnLimit
+          ? `This client (${client}) holds ${maxSessionsPerClient} sessions, the most one client may (maxSessionsPerClient): end one of them (DELETE) first.`
+          : `This server has ${maxSessions} client sessions open, its limit: end one (DELETE) or try again later.`,
+      );
+      return;
+    }
     starting += 1;
+    startingByClient.set(client, (startingByClient.get(client) ?? 0) + 1);
     const server = codeMode.createServer();
     let isRegistered = false;
     try {
@@ -135,7 +194,7 @@ export async function listenCodeModeMcpHttp(
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           isRegistered = true;
-          sessions.set(id, { server, transport, requestsInFlight: 1, lastActivity: Date.now() });
+          sessions.set(id, { client, server, transport, requestsInFlight: 1, lastActivity: Date.now() });
         },
         onsessionclosed: (id) => closeSession(id),
       });
@@ -149,6 +208,9 @@ export async function listenCodeModeMcpHttp(
       }
     } finally {
       starting -= 1;
+      const clientStarting = (startingByClient.get(client) ?? 1) - 1;
+      if (clientStarting === 0) startingByClient.delete(client);
+      else startingByClient.set(client, clientStarting);
       // Not an initialize request, or a failed one: nothing will ever reach this server again.
       if (!isRegistered) await server.close();
     }
@@ -196,14 +258,36 @@ export async function listenCodeModeMcpHttp(
     }
   };
 
-  const httpServer: Server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      sendJsonRpcError(
-        response,
-        500,
-        `The request failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
+  /** The requests each connection is being answered on, from their headers to their answer's end. */
+  const exchanges = new WeakMap<Socket, Set<IncomingMessage>>();
+  const httpServer: Server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      // Node requires the whole request's bound to be at least the headers'.
+      requestTimeout: Math.max(headersTimeoutMs, defaultRequestTimeoutMs),
+      // How often Node looks for requests past those bounds (its default is every 30 s).
+      connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
+    },
+    (request, response) => {
+      const pending = exchanges.get(request.socket) ?? new Set<IncomingMessage>();
+      exchanges.set(request.socket, pending);
+      pending.add(request);
+      response.once('close', () => pending.delete(request));
+      handle(request, response).catch((error: unknown) => {
+        sendJsonRpcError(
+          response,
+          500,
+          `The request failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
+    },
+  );
+  // A quiet connection is the client's doing unless it waits for an answer to a request it has
+  // sent whole (a running program, an event stream): then the silence is ours, and it stays.
+  httpServer.setTimeout(idleTimeoutMs, (socket: Socket) => {
+    const pending = exchanges.get(socket);
+    const isAnswering = pending !== undefined && [...pending].some((request) => request.complete);
+    if (!isAnswering) socket.destroy();
   });
 
   const idleCheck = setInterval(

@@ -127,9 +127,13 @@ text('both read');
 
   it('keeps a long program running across wait, and stop ends it', async () => {
     const { client } = await connect({ observationWindowMs: 300 });
-    const started = await call(client, 'exec', {
+    let started = await call(client, 'exec', {
       source: `text('started'); await tools.slow_report({})`,
     });
+    // exec's window covers the host's start: on a slow machine a wait sees the program's first output.
+    while ((started.structuredContent as { output: string }).output === '') {
+      started = await call(client, 'wait');
+    }
     expect(started.structuredContent).toEqual({ status: 'still_working', output: 'started\n' });
     const waited = await call(client, 'wait');
     expect(waited.structuredContent).toEqual({ status: 'still_working', output: '' });

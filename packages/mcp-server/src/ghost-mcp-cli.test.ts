@@ -61,6 +61,29 @@ async function exec(client: Client, source: string) {
   return (await client.callTool({ name: 'exec', arguments: { source } })) as CallToolResult;
 }
 
+/**
+ * Runs a program with `exec`, then `wait`s while it is still working and `more` says so, with the
+ * output of every observation joined: exec's 500 ms window covers the host's start, which a
+ * loaded machine may not finish in time.
+ */
+async function execObserving(client: Client, source: string, more: (output: string) => boolean) {
+  let result = await exec(client, source);
+  let output = '';
+  for (;;) {
+    const content = result.structuredContent as { status: string; output: string; error?: string };
+    output += content.output;
+    if (content.status !== 'still_working' || !more(output)) {
+      return { ...result, structuredContent: { ...content, output } };
+    }
+    result = (await client.callTool({ name: 'wait', arguments: {} })) as CallToolResult;
+  }
+}
+
+/** Runs a program to its end (see {@link execObserving}). */
+function execToEnd(client: Client, source: string) {
+  return execObserving(client, source, () => true);
+}
+
 async function failure(configPath: string) {
   const result = await run(process.execPath, [bin, '--config', configPath]).then(
     () => ({ code: 0, stderr: '' }),
@@ -93,25 +116,29 @@ describe('ghost-mcp over stdio', () => {
     expect(description).toContain('Builds a report slowly.');
     expect(description).toContain("'bwrap' sandbox");
 
-    const both = await exec(
+    const both = await execToEnd(
       client,
       `const [paris, oslo] = await Promise.all([tools.weather({ city: 'Paris' }), tools.weather({ city: 'Oslo' })]);
 paris.temperature - oslo.temperature`,
     );
     expect(both.structuredContent).toEqual({ status: 'completed', output: '', value: 4 });
 
-    const failed = await exec(client, `await tools.weather({ city: 'Atlantis' })`);
+    const failed = await execToEnd(client, `await tools.weather({ city: 'Atlantis' })`);
     expect(failed.isError).toBe(true);
     expect((failed.structuredContent as { error: string }).error).toContain('No weather station in Atlantis');
 
-    const running = await exec(client, `text('working'); await tools.slow_report({})`);
+    const running = await execObserving(
+      client,
+      `text('working'); await tools.slow_report({})`,
+      (output) => output === '',
+    );
     expect(running.structuredContent).toEqual({ status: 'still_working', output: 'working\n' });
     const waited = (await client.callTool({ name: 'wait', arguments: {} })) as CallToolResult;
     expect(waited.structuredContent).toEqual({ status: 'still_working', output: '' });
     const stopped = (await client.callTool({ name: 'stop', arguments: {} })) as CallToolResult;
     expect(stopped.structuredContent).toMatchObject({ status: 'terminated' });
 
-    await exec(client, 'await tools.weather({ city: "Oslo" })');
+    await execToEnd(client, 'await tools.weather({ city: "Oslo" })');
     expect((await readdir(temporary)).length).toBeGreaterThan(0);
     await client.close();
     expect(await isRunning(pid)).toBe(false);
@@ -171,7 +198,7 @@ describe('ghost-mcp over the MCP servers of its config', () => {
       true,
     );
 
-    const counted = await exec(
+    const counted = await execToEnd(
       client,
       `const [apples, pears, paris] = await Promise.all([
   tools.inventory_stock({ item: 'apples' }),
@@ -185,7 +212,7 @@ describe('ghost-mcp over the MCP servers of its config', () => {
       output: '',
       value: { fruit: 15, temperature: 21 },
     });
-    const refused = await exec(
+    const refused = await execToEnd(
       client,
       `try { await tools.inventory_restock({ item: 'kiwis' }) } catch (error) { text(error.message) }`,
     );
@@ -223,7 +250,7 @@ describe('ghost-mcp --http', () => {
     });
     const running = await exec(first, `await tools.slow_report({})`);
     expect(running.structuredContent).toMatchObject({ status: 'still_working' });
-    const done = await exec(second, `(await tools.weather({ city: 'Paris' })).temperature`);
+    const done = await execToEnd(second, `(await tools.weather({ city: 'Paris' })).temperature`);
     expect(done.structuredContent).toEqual({ status: 'completed', output: '', value: 21 });
     expect((await hostProcesses()).length).toBeGreaterThan(0);
 

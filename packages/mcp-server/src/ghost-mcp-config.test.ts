@@ -31,7 +31,15 @@ describe('parseGhostMcpConfig', () => {
         placement: 'session',
         limits: { wallSeconds: 900, programs: 50 },
         observationWindowMs: 30_000,
-        http: { host: '127.0.0.1', port: 3917, allowedHostNames: ['ghost.local'] },
+        http: {
+          host: '127.0.0.1',
+          port: 3917,
+          allowedHostNames: ['ghost.local'],
+          maxSessions: 16,
+          maxSessionsPerClient: 4,
+          headersTimeoutMs: 5_000,
+          idleTimeoutMs: 20_000,
+        },
       },
       path,
     );
@@ -51,7 +59,15 @@ describe('parseGhostMcpConfig', () => {
       placement: 'session',
       limits: { wallSeconds: 900, programs: 50 },
       observationWindowMs: 30_000,
-      http: { host: '127.0.0.1', port: 3917, allowedHostNames: ['ghost.local'] },
+      http: {
+        host: '127.0.0.1',
+        port: 3917,
+        allowedHostNames: ['ghost.local'],
+        maxSessions: 16,
+        maxSessionsPerClient: 4,
+        headersTimeoutMs: 5_000,
+        idleTimeoutMs: 20_000,
+      },
     });
   });
 
@@ -105,6 +121,12 @@ describe('parseGhostMcpConfig', () => {
     );
     expect(problem({ http: { port: 70_000 } }).message).toContain(
       'http.port is a whole number from 0 to 65535',
+    );
+    expect(problem({ http: { maxSessionsPerClient: 0 } }).message).toContain(
+      'http.maxSessionsPerClient is a whole number greater than 0, not 0.',
+    );
+    expect(problem({ http: { headersTimeoutMs: '10s' } }).message).toContain(
+      'http.headersTimeoutMs is a whole number greater than 0, not "10s".',
     );
     expect(problem({ observationWindowMs: 0 }).message).toContain('observationWindowMs');
   });

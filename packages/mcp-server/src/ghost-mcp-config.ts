@@ -23,13 +23,24 @@ export interface GhostMcpHttpServer {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Where `ghost-mcp --http` listens. */
+/** Where `ghost-mcp --http` listens, and its bounds; see `listenCodeModeMcpHttp` for each. */
 export interface GhostMcpHttpSettings {
   readonly host?: string;
   readonly port?: number;
-  /** Host names the `Host` and `Origin` headers may name; see `listenCodeModeMcpHttp`. */
+  /** Host names the `Host` and `Origin` headers may name. */
   readonly allowedHostNames?: readonly string[];
+  /** Client sessions open at once. */
+  readonly maxSessions?: number;
+  /** Client sessions one client (a user of this machine, or an address) may hold at once. */
+  readonly maxSessionsPerClient?: number;
+  /** How long a request's headers may take to arrive, in milliseconds. */
+  readonly headersTimeoutMs?: number;
+  /** How long a connection may stay quiet while not waiting for an answer, in milliseconds. */
+  readonly idleTimeoutMs?: number;
 }
+
+/** The settings of `http` that are whole numbers greater than 0. */
+const httpCounts = ['maxSessions', 'maxSessionsPerClient', 'headersTimeoutMs', 'idleTimeoutMs'] as const;
 
 /** A checked `ghost-mcp.json`. */
 export interface GhostMcpConfig {
@@ -63,7 +74,7 @@ const topLevelKeys = [
 ];
 const stdioServerKeys = ['command', 'args', 'env', 'cwd'];
 const httpServerKeys = ['url', 'headers'];
-const httpKeys = ['host', 'port', 'allowedHostNames'];
+const httpKeys = ['host', 'port', 'allowedHostNames', ...httpCounts];
 const placements: readonly CodeModePlacement[] = ['process', 'session', 'thread'];
 // A server's name prefixes its tools' names in programs, so it must be an identifier part.
 const serverNamePattern = /^[A-Za-z0-9_-]{1,32}$/;
@@ -214,12 +225,22 @@ class ConfigReader {
       this.fail(`http.port is a whole number from 0 to 65535, not ${describe(port)}.`);
     }
     const host = this.optionalString(value.host, 'http.host');
+    const counts: Partial<Record<(typeof httpCounts)[number], number>> = {};
+    for (const key of httpCounts) {
+      const count = value[key];
+      if (count === undefined) continue;
+      if (!Number.isInteger(count) || (count as number) < 1) {
+        this.fail(`http.${key} is a whole number greater than 0, not ${describe(count)}.`);
+      }
+      counts[key] = count as number;
+    }
     return {
       ...(host === undefined ? {} : { host }),
       ...(port === undefined ? {} : { port: port as number }),
       ...(value.allowedHostNames === undefined
         ? {}
         : { allowedHostNames: this.stringList(value.allowedHostNames, 'http.allowedHostNames') }),
+      ...counts,
     };
   }
 }

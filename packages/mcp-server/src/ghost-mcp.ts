@@ -64,14 +64,13 @@ export async function startGhostMcp(
     const closeAfter = (sessionsClosed: Promise<void>) =>
       sessionsClosed.finally(() => codeMode.close()).finally(() => serverTools.close());
     if (args.isHttp) {
-      const host = args.host ?? config.http.host;
-      const port = args.port ?? config.http.port;
+      const { host: configHost, port: configPort, ...bounds } = config.http;
+      const host = args.host ?? configHost;
+      const port = args.port ?? configPort;
       const http = await listenCodeModeMcpHttp(codeMode, {
+        ...bounds,
         ...(host === undefined ? {} : { host }),
         ...(port === undefined ? {} : { port }),
-        ...(config.http.allowedHostNames === undefined
-          ? {}
-          : { allowedHostNames: config.http.allowedHostNames }),
       }).catch(async (error: unknown) => {
         await codeMode.close();
         throw error;

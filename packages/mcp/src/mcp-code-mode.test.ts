@@ -113,4 +113,65 @@ describe('MCP tools in code mode, in bubblewrap', () => {
     },
     60_000,
   );
+
+  it.skipIf(!detection.available)(
+    `with toolPrefix '', reserved names (exit, then call through a list change) are renamed with a warning and the run goes on${unavailable}`,
+    async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.message);
+      process.on('warning', onWarning);
+      const server = await mcpTools({
+        name: 'test',
+        toolPrefix: '',
+        command: process.execPath,
+        args: [testServerScript, newMarker()],
+        env: { EXTRA_TOOL: 'exit' },
+      });
+      try {
+        const model = new ScriptedModel([
+          {
+            toolCalls: [
+              {
+                name: 'exec',
+                input: {
+                  source:
+                    "const first = (await tools._exit({})).answer; await tools.add_tool({ name: 'call', answer: 'called' }); first",
+                },
+              },
+            ],
+          },
+          {
+            toolCalls: [
+              {
+                name: 'exec',
+                input: {
+                  source: "(await tools._call({})).answer + ' ' + (await tools.call('exit', {})).answer",
+                },
+              },
+            ],
+          },
+          { text: 'Done.' },
+        ]);
+        const agent = defineAgent({ name: 'assistant', model, tools: [server], codeMode: codeMode() });
+        const run = await agent.ask('Go.', { runtime: runtime() });
+        expect(failed(run)).toBe('');
+        expect(run.outcome).toBe('completed');
+        expect(model.calls[0]?.instructions).toMatch(/ _exit\(args\?: Record<string, unknown>\)/);
+        expect(model.calls[1]?.instructions).toMatch(/ _call\(args\?: Record<string, unknown>\)/);
+        const results = execResults(model, 2);
+        expect(results[0]).toMatchObject({ status: 'completed', value: 'exit' });
+        expect(results[1]).toMatchObject({ status: 'completed', value: 'called exit' });
+        expect(warnings).toContain(
+          "Agent 'assistant' code mode: tool 'exit' is tools._exit in programs: tools.exit is a name code mode reserves.",
+        );
+        expect(warnings).toContain(
+          "Agent 'assistant' code mode: tool 'call' is tools._call in programs: tools.call is a name code mode reserves.",
+        );
+      } finally {
+        process.off('warning', onWarning);
+        await server.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -79,15 +79,24 @@ export class McpConnection {
     try {
       await client.connect(transport, { timeout: limits.connectTimeoutMs });
     } catch (cause) {
-      await transport.close().catch(() => {});
+      // Read before closing: the transport's own failure (an exit, a message over the cap) is the
+      // reason, while the exit that our close() causes is not.
       const reason = closeReasonOf(transport) ?? cause;
-      throw new McpConnectionError(
-        `Could not connect to MCP server '${name}': ${describe(reason)}. Check the server's ${this.#options.transport === 'stdio' ? 'command, args, env and cwd' : 'url and headers'}.`,
-        { cause: reason, server: name },
-      );
+      await transport.close().catch(() => {});
+      throw new McpConnectionError(this.#connectFailure(reason), { cause: reason, server: name });
     }
     session = { client, transport };
     return session;
+  }
+
+  /** What a failed connect says: a handshake that took too long is not a wrong command. */
+  #connectFailure(reason: unknown): string {
+    const { name, limits } = this.#options;
+    const check = this.#options.transport === 'stdio' ? 'command, args, env and cwd' : 'url and headers';
+    if (isTimeout(reason)) {
+      return `MCP server '${name}' did not complete the MCP handshake within ${limits.connectTimeoutMs} ms (limits.connectTimeoutMs). A server that is slow to start (one that npx or uvx downloads first, say) needs a higher limit; otherwise check the server's ${check}.`;
+    }
+    return `Could not connect to MCP server '${name}': ${describe(reason)}. Check the server's ${check}.`;
   }
 
   #createTransport(onLimit: (failure: McpLimitError) => void): Transport {
@@ -203,6 +212,13 @@ export class McpConnection {
     const closeReason = session.limitFailure ?? closeReasonOf(session.transport);
     if (GhostError.isInstance(error)) return error;
     if (closeReason && McpLimitError.isInstance(closeReason)) return closeReason;
+    if (isTimeout(error)) {
+      const limit = what === 'tools/list' ? 'limits.connectTimeoutMs' : 'timeoutMs';
+      return new McpToolError(
+        `MCP server '${name}' did not answer ${what} in time (${limit}); it may be overloaded or stuck.`,
+        { cause: error, server: name },
+      );
+    }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return new McpServerClosedError(
         `MCP server '${name}' closed the connection during ${what}${closeReason ? `: ${closeReason.message}` : ''}. Its tools are unavailable until it is connected again.`,
@@ -272,6 +288,11 @@ async function withTimeout<Result>(work: Promise<Result>, timeoutMs: number): Pr
 
 function closeReasonOf(transport: Transport): Error | undefined {
   return transport instanceof StdioProcessTransport ? transport.closeReason : undefined;
+}
+
+/** Whether the SDK gave up waiting for an answer (its request timeout). */
+function isTimeout(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
 }
 
 function isSessionLost(error: unknown): boolean {

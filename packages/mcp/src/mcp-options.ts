@@ -8,7 +8,11 @@ export interface McpLimits {
   readonly maxListPages: number;
   /** The largest single message the server may send, in bytes. Default 8 MiB. */
   readonly maxMessageBytes: number;
-  /** How long connecting (start, handshake, first tool list) may take. Default 30,000 ms. */
+  /**
+   * How long the MCP handshake may take, the server's start included, and then each `tools/list`
+   * request. Default 30,000 ms. Past it, connecting fails with an `McpConnectionError` that names
+   * this limit.
+   */
   readonly connectTimeoutMs: number;
 }
 
@@ -38,7 +42,8 @@ export interface McpCommonOptions {
 /**
  * A server started as a child process and spoken to over its stdin and stdout. It gets exactly
  * the environment in `env` (nothing of this process's environment, so no secret leaks by
- * default), runs in its own process group and ends when the connection is closed or this
+ * default), runs in its own process group (and, on Linux where this process may make one, its
+ * own cgroup) and ends, with everything it started, when the connection is closed or this
  * process exits.
  */
 export interface McpStdioOptions extends McpCommonOptions {

@@ -169,6 +169,23 @@ describe('mcpTools() keeps a server within bounds', () => {
     expect((failure as Error).message).toMatch(/missing/);
   });
 
+  test('a server that never answers the handshake fails naming connectTimeoutMs, not as an exit', async () => {
+    const failure = await failureOf(() =>
+      mcpTools({
+        name: 'silent',
+        command: process.execPath,
+        args: ['-e', 'setInterval(() => {}, 1000)'],
+        env: {},
+        limits: { connectTimeoutMs: 500 },
+      }),
+    );
+    expect((failure as { code?: string }).code).toBe('MCP_CONNECTION_FAILED');
+    expect((failure as Error).message).toMatch(
+      /^MCP server 'silent' did not complete the MCP handshake within 500 ms \(limits\.connectTimeoutMs\)\./,
+    );
+    expect((failure as Error).message).not.toMatch(/exited/);
+  });
+
   test('options are checked when the server is described', () => {
     expect(() => mcpServer({ name: 'bad name', command: 'x' })).toThrow(/name/);
     expect(() => mcpServer({ name: 'ok', command: 'x', url: 'http://x' } as never)).toThrow(/not both/);

@@ -16,7 +16,7 @@ export interface McpServerTools extends ToolSource {
   /** Calls `listener` after the server's tool list changed and `tools` was read again. */
   onChange(listener: () => void): () => void;
   /**
-   * Ends the connection: a stdio server's process group is ended (and waited for), an HTTP
+   * Ends the connection: a stdio server and everything it started are ended (and waited for), an HTTP
    * session is terminated. Idempotent. Calls in flight fail with `McpServerClosedError`.
    */
   close(): Promise<void>;

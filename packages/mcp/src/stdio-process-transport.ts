@@ -4,6 +4,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpLimitError } from './errors.js';
+import { cgroupMembers, createServerCgroup, endServerCgroup } from './server-cgroup.js';
 import { stdioLauncherSource } from './stdio-launcher.js';
 
 /** How to start a stdio MCP server. */
@@ -17,6 +18,12 @@ export interface StdioProcessOptions {
   readonly maxMessageBytes: number;
   /** How many bytes of the server's stderr to keep for error messages. */
   readonly stderrTailBytes?: number;
+  /**
+   * Whether the server may get a cgroup of its own where this process can make one (Linux).
+   * Default true; false keeps it to its process group and the descendants found through parent
+   * pids, as on other systems.
+   */
+  readonly isCgroupWanted?: boolean;
 }
 
 /** The command, arguments and spawn options that start a server under its watchdog. */
@@ -29,21 +36,25 @@ export interface LauncherSpawnPlan {
 
 /**
  * How a stdio server is started: this Node.js running the watchdog, which runs the server with
- * exactly `env`. Its stdio is `['pipe', 'pipe', 'pipe', 'pipe']`; fd 3 is the watchdog's lifeline.
+ * exactly `env`, inside `cgroup` when one is given. Its stdio is `['pipe', 'pipe', 'pipe', 'pipe']`;
+ * fd 3 is the watchdog's lifeline.
  */
 export function launcherSpawnPlan(
-  options: Pick<StdioProcessOptions, 'command' | 'args' | 'env' | 'cwd'>,
+  options: Pick<StdioProcessOptions, 'command' | 'args' | 'env' | 'cwd'> & { readonly cgroup?: string },
 ): LauncherSpawnPlan {
   return {
     command: process.execPath,
-    args: ['-e', stdioLauncherSource, '--', options.command, ...options.args],
+    args: ['-e', stdioLauncherSource, '--', options.cgroup ?? '', options.command, ...options.args],
     env: { ...options.env },
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   };
 }
 
-/** How long `close()` waits for the server's process group to end before it gives up. */
+/** How long `close()` waits for the server and all it started to end before it gives up. */
 const closeTimeoutMs = 5_000;
+
+/** How long the last output of a server that has ended may take to be read. */
+const outputSettleMs = 1_000;
 
 /**
  * An MCP transport over a server's stdin and stdout, newline-delimited JSON, with the server
@@ -58,7 +69,12 @@ export class StdioProcessTransport implements Transport {
   readonly #options: StdioProcessOptions;
   readonly #readBuffer: ReadBuffer;
   #process: ChildProcess | undefined;
+  /** The server's cgroup, when it has one: it holds everything the server started. */
+  #cgroup: string | undefined;
   #stderrTail = '';
+  /** Resolves when the watchdog has exited. */
+  #watchdogExited: Promise<void> | undefined;
+  /** Resolves when the watchdog has exited and every pipe of the server is closed. */
   #exited: Promise<void> | undefined;
   #isClosed = false;
   /** Why the transport closed, when it was not asked to: an exit, a message over the cap. */
@@ -79,8 +95,24 @@ export class StdioProcessTransport implements Transport {
     return this.#stderrTail;
   }
 
-  start(): Promise<void> {
-    const plan = launcherSpawnPlan(this.#options);
+  /** The server's cgroup directory, when it runs in one. */
+  get cgroup(): string | undefined {
+    return this.#cgroup;
+  }
+
+  async start(): Promise<void> {
+    this.#cgroup = this.#options.isCgroupWanted === false ? undefined : await createServerCgroup();
+    const cgroup = this.#cgroup;
+    try {
+      await this.#spawn(launcherSpawnPlan({ ...this.#options, ...(cgroup ? { cgroup } : {}) }));
+    } catch (error) {
+      // The watchdog never ran, so nothing joined the cgroup.
+      if (cgroup) await endServerCgroup(cgroup, Date.now());
+      throw error;
+    }
+  }
+
+  #spawn(plan: LauncherSpawnPlan): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(plan.command, plan.args, {
         env: plan.env,
@@ -89,6 +121,7 @@ export class StdioProcessTransport implements Transport {
         windowsHide: true,
       });
       this.#process = child;
+      this.#watchdogExited = new Promise((resolveExit) => child.once('exit', () => resolveExit()));
       this.#exited = new Promise((resolveExit) => {
         // 'close' comes after stdout has been read to its end, so a last response is not lost.
         child.once('close', (code, signal) => {
@@ -168,8 +201,9 @@ export class StdioProcessTransport implements Transport {
 
   /**
    * Ends the server: closes its stdin and the watchdog's pipe, then asks the watchdog to end the
-   * server's process group. Resolves when the watchdog has exited; rejects if it has not within
-   * five seconds even after SIGKILL.
+   * server and everything it started. Then, as a backstop (a watchdog that was killed itself
+   * ends nothing), kills whatever is left in the server's cgroup and removes it. Resolves when all
+   * of it has ended; rejects if it has not within five seconds even after SIGKILL.
    */
   async close(): Promise<void> {
     const child = this.#process;
@@ -177,25 +211,43 @@ export class StdioProcessTransport implements Transport {
       this.#isClosed = true;
       this.onclose?.();
     }
-    if (!child || !this.#exited) return;
+    if (!child || !this.#exited || !this.#watchdogExited) return;
+    const deadline = Date.now() + closeTimeoutMs;
     if (child.exitCode === null && child.signalCode === null) {
       child.stdin?.end();
       (child.stdio[3] as Writable | null)?.destroy();
       child.kill('SIGTERM');
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), closeTimeoutMs);
-    });
-    try {
-      if ((await Promise.race([this.#exited, timeout])) === 'timeout') {
-        child.kill('SIGKILL');
-        throw new Error(
-          `The MCP server's watchdog (pid ${child.pid}) did not exit within ${closeTimeoutMs} ms.`,
-        );
-      }
-    } finally {
-      clearTimeout(timer);
+    if ((await beforeDeadline(this.#watchdogExited, deadline)) === undefined) {
+      child.kill('SIGKILL');
+      throw new Error(
+        `The MCP server's watchdog (pid ${child.pid}) did not exit within ${closeTimeoutMs} ms.`,
+      );
     }
+    const cgroup = this.#cgroup;
+    if (cgroup !== undefined && !(await endServerCgroup(cgroup, deadline))) {
+      throw new Error(
+        `Processes of the MCP server (cgroup ${cgroup}: ${(await cgroupMembers(cgroup)).join(', ')}) did not end within ${closeTimeoutMs} ms, even after SIGKILL.`,
+      );
+    }
+    // Everything it could reach is gone; the pipes close once their last output is read. A
+    // process out of reach (a daemon where there is no cgroup) may hold them: they are let go.
+    if ((await beforeDeadline(this.#exited, Math.max(deadline, Date.now() + outputSettleMs))) === undefined) {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }
+  }
+}
+
+/** Waits for `work` until `deadline` (a `Date.now()` value); undefined when the deadline came first. */
+async function beforeDeadline(work: Promise<void>, deadline: number): Promise<true | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -91,15 +91,22 @@ export default function installGuestApi(writeOutput, toolsJson) {
     return path === '' ? 'the top level' : path;
   }
 
+  // The deepest a value crossing the membrane may nest (maxValueDepth in shared/protocol.ts).
+  // Checked here, before JSON.stringify goes deeper: in an engine compiled to WebAssembly its
+  // recursion would overflow the host's own stack first, which no program can catch.
+  const maxValueDepth = 256;
+  const tooDeepToPrint = `[a value nested deeper than ${maxValueDepth} levels of arrays and objects]`;
+
   /**
    * JSON text of value, checked as JSON.stringify walks it (after each toJSON()), so every
    * problem is named with its path and toJSON() runs once.
    *
    * @param {unknown} value
    * @param {string} what how the message names the value
+   * @param {string} tooDeep the message for a value nested deeper than maxValueDepth levels
    * @returns {string}
    */
-  function checkJson(value, what) {
+  function checkJson(value, what, tooDeep) {
     // Made at the first object: most values printed are not objects.
     /** @type {Map<unknown, unknown> | undefined} */
     let holders;
@@ -134,12 +141,16 @@ export default function installGuestApi(writeOutput, toolsJson) {
           holders = new MapConstructor();
           paths = new MapConstructor();
         }
+        // The chain of holders up to the top is the item's depth, too.
+        let depth = 0;
         for (let holder = this; holder !== undefined; holder = reflectApply(mapGet, holders, [holder])) {
           if (holder === item)
             throw new TypeError(
               `${what} is not JSON: it refers to itself at ${describePath(pathOf(this, key))}.`,
             );
+          depth += 1;
         }
+        if (depth > maxValueDepth) throw new TypeError(tooDeep);
         reflectApply(mapSet, holders, [item, this]);
         reflectApply(mapSet, paths, [item, pathOf(this, key)]);
       }
@@ -194,9 +205,11 @@ export default function installGuestApi(writeOutput, toolsJson) {
     if (typeof value === 'number' || typeof value === 'boolean' || value === null) return stringify(value);
     if (typeof value === 'symbol') return toText(value);
     try {
-      const json = checkJson(value, 'It');
+      const json = checkJson(value, 'It', tooDeepToPrint);
       return typeof json === 'string' ? json : toText(value);
-    } catch {
+    } catch (error) {
+      // String() of so deep a value recurses as deeply as JSON.stringify would.
+      if (error instanceof TypeError && error.message === tooDeepToPrint) return tooDeepToPrint;
       return toText(value);
     }
   }
@@ -244,6 +257,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
       input = checkJson(
         typeof args === 'undefined' ? {} : args,
         `The arguments of tools.${entry.identifier}`,
+        `The arguments of tools.${entry.identifier} nest deeper than ${maxValueDepth} levels of arrays and objects, more than code mode carries. Pass flatter arguments.`,
       );
     } catch (error) {
       return reflectApply(promiseReject, PromiseConstructor, [error]);
@@ -390,7 +404,14 @@ export default function installGuestApi(writeOutput, toolsJson) {
         isSettled = true;
         flushOutput();
         try {
-          const json = typeof value === 'undefined' ? undefined : checkJson(value, "The program's value");
+          const json =
+            typeof value === 'undefined'
+              ? undefined
+              : checkJson(
+                  value,
+                  "The program's value",
+                  `The program's value nests deeper than ${maxValueDepth} levels of arrays and objects, more than code mode carries. Return a flatter value.`,
+                );
           resolve(
             typeof json === 'undefined' ? '{"status":"completed"}' : `{"status":"completed","value":${json}}`,
           );

@@ -166,10 +166,7 @@ export function serveProgram(
         running = prepared;
         completion = await prepared.run(hostProgram);
       } catch (error) {
-        completion = {
-          status: 'error',
-          error: `The ${driver.engine} engine failed: ${errorMessage(error)}`,
-        };
+        completion = { status: 'error', error: describeEngineFailure(driver.engine, error) };
       }
       running = undefined;
       try {
@@ -187,6 +184,19 @@ export function serveProgram(
       return completion;
     };
   });
+}
+
+/**
+ * What the model reads when the engine itself failed. Most often that is the host's own stack
+ * overflowing under the engine: a builtin of an engine compiled to WebAssembly (JSON.stringify,
+ * String() on an array) recursing through a value nested thousands of levels deep, which the
+ * engine's own stack limit does not see. Said so, rather than "the engine failed".
+ */
+function describeEngineFailure(engine: string, error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return `The program nested too deeply for the ${engine} engine: its host ran out of stack (${error.message}), as a builtin such as JSON.stringify or String() does on a value nested thousands of levels deep. Keep values flatter (values crossing to tools or back are limited to ${maxValueDepth} levels).`;
+  }
+  return `The ${engine} engine failed: ${errorMessage(error)}`;
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
  * Formats a count of bytes the way every code-mode message does: `1,000,000`. Not with `Intl`:
  * this runs in engine hosts too, and an `Intl` object cannot be part of a Node startup snapshot.
+ * A count past the safe integers (a hostile host's claims, added up) is not exact any more, and
+ * `String` would write it in exponent notation: it reads `more than 9,007,199,254,740,991`.
  */
 export function formatBytes(bytes: number): string {
-  return String(Math.round(bytes)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const whole = Math.round(bytes);
+  if (!Number.isSafeInteger(whole)) return `more than ${formatBytes(Number.MAX_SAFE_INTEGER)}`;
+  return String(whole).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /**

@@ -37,8 +37,10 @@ interface Spare {
  * The generic code-mode session for engines that run programs in a host (process or thread): the
  * state machine (one program, one control operation at a time, the observation window, the
  * wall-clock watchdog), prewarmed hosts, and the broker wiring. Engines supply only how to launch
- * a host. `exec` waits for a host at most as long as a host may take to start, and no longer
- * than its signal allows.
+ * a host. A program's host starts within the program's own bounds: `exec` watches the start for
+ * its observation window (answering `still_working` past it), `wallSeconds` counts from `exec`,
+ * and `stop` ends a program whose host is not ready yet. `exec` rejects when no host would start
+ * (twice) while it watched, or when its signal aborted the start.
  */
 export class HostSession implements CodeModeSession {
   readonly #options: HostSessionOptions;
@@ -88,10 +90,31 @@ export class HostSession implements CodeModeSession {
       this.#programsStarted += 1;
       if (current?.cleanup) this.#track(current.cleanup); // a final result nobody asked for
       this.#program = undefined;
-      const link = await this.#readyHost(options.signal);
-      const program = this.#start(link, prepared.source, options.controlCallId ?? '');
-      return this.#observe(program, options);
+      // The program starts now, with its host still to come: its wall clock runs from here, and
+      // exec watches the host's start within its observation window like the rest of the program.
+      const program = this.#start(prepared.source, options.controlCallId ?? '');
+      const result = await this.#observe(program, options);
+      if (!program.hasHost) {
+        if (program.hostFailure !== undefined) {
+          // No host would start, twice (a CodeModeHostError): the machine, sandbox or engine is
+          // broken, not the program. Or the session closed meanwhile.
+          this.#discard(program);
+          throw program.hostFailure;
+        }
+        if (options.signal?.aborted) {
+          program.finish({ status: 'terminated' });
+          this.#discard(program);
+          throw options.signal.reason;
+        }
+      }
+      return result;
     });
+  }
+
+  /** Forgets a program exec did not hand back: nothing can wait for it or stop it. */
+  #discard(program: RunningProgram): void {
+    if (this.#program === program) this.#program = undefined;
+    if (program.cleanup) this.#track(program.cleanup);
   }
 
   wait(options: ObserveOptions = {}): Promise<ProgramResult> {
@@ -222,9 +245,10 @@ export class HostSession implements CodeModeSession {
 
   /**
    * The prewarmed host if it is still alive (the session's reused host, or one from the pool),
-   * else a fresh one; one retry when a host fails to start. An abort of `signal` ends the wait with its reason (the host is released).
+   * else a fresh one; one retry when a host fails to start. An abort of `signal` (the program
+   * ended first) ends the wait with its reason, and the host is released.
    */
-  async #readyHost(signal: AbortSignal | undefined): Promise<HostLink> {
+  async #readyHost(signal: AbortSignal): Promise<HostLink> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       if (this.#closing)
@@ -236,9 +260,9 @@ export class HostSession implements CodeModeSession {
       // Owned by the session while it starts, so a close() meanwhile releases it too.
       this.#starting = link;
       try {
-        await (signal ? raceAbort(link.ready, signal) : link.ready);
+        await raceAbort(link.ready, signal);
       } catch (error) {
-        if (signal?.aborted) {
+        if (signal.aborted) {
           this.#track(link.close());
           throw signal.reason;
         }
@@ -259,13 +283,17 @@ export class HostSession implements CodeModeSession {
     });
   }
 
-  #start(link: HostLink, source: string, controlCallId: string): RunningProgram {
+  #start(source: string, controlCallId: string): RunningProgram {
     const id = `p${this.#programsStarted}`;
     let program: RunningProgram | undefined;
     const calls = this.#options.broker.openProgram(id, () => program?.controlCallId ?? '');
+    const starting = new AbortController();
+    const host = this.#readyHost(starting.signal);
+    host.catch(() => {}); // the program reads the failure
     program = new RunningProgram({
       id,
-      link,
+      host,
+      abandonHost: () => starting.abort(new Error('The program ended before its engine host was ready.')),
       calls,
       limits: this.#options.limits,
       controlCallId,

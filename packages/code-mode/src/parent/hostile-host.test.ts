@@ -182,6 +182,58 @@ describe('a forged host before its program', heavyCase, () => {
     expect(await leftoverEntries(opened.workspaceRoot)).toEqual([]);
   });
 
+  it('that never says hello holds exec no longer than its observation window: exec answers still_working, and stop ends it', async () => {
+    const opened = await openCodeModeSession({
+      engine: hostileHostEngine([]), // silent, with the default 30 s start timeout
+      sandbox: 'unrestricted',
+      prewarm: false,
+      observationWindowMs: 300,
+    });
+    try {
+      expect(await opened.session.execute('1')).toEqual({ status: 'still_working', output: '' });
+      expect(await opened.session.wait({ observationWindowMs: 300 })).toEqual({
+        status: 'still_working',
+        output: '',
+      });
+      expect(await opened.session.stop()).toEqual({ status: 'terminated', output: '' });
+      await hostsGone();
+    } finally {
+      await opened.close();
+    }
+    expect(await descendantProcesses()).toEqual([]);
+    expect(await leftoverEntries(opened.workspaceRoot)).toEqual([]);
+  });
+
+  it('that gets ready after exec answered still_working runs the program, and wait returns its result', async () => {
+    const opened = await openCodeModeSession({
+      engine: hostileHostEngine([...hostileHandshake, done(42)]),
+      sandbox: 'unrestricted',
+      prewarm: false,
+      // Shorter than any process start, so exec answers before the host is ready.
+      observationWindowMs: 1,
+    });
+    try {
+      let result = await opened.session.execute('1');
+      while (result.status === 'still_working') {
+        result = await opened.session.wait({ observationWindowMs: 60_000 });
+      }
+      expect(result).toEqual({ status: 'completed', output: '', value: 42 });
+    } finally {
+      await opened.close();
+    }
+    expect(await descendantProcesses()).toEqual([]);
+  });
+
+  it('that never says hello holds the program no longer than wallSeconds', async () => {
+    const run = await runHostile([], { limits: { wallSeconds: 1 } });
+    expect(run.result).toEqual({
+      status: 'error',
+      output: '',
+      error:
+        'The program ran past its time limit of 1 s (limits.wallSeconds) and was stopped before its engine host was ready.',
+    });
+  });
+
   it('that nests its hello a million levels deep is refused without a crash', async () => {
     const failure = await startFailure([
       { send: { type: 'hello', protocol: protocolVersion, engine: 'x', extra: { $nest: 1_000_000 } } },
@@ -373,6 +425,28 @@ describe('a forged host that sends too much', heavyCase, () => {
     expect(run.result.status).toBe('completed');
     expect(Buffer.byteLength(run.result.output)).toBeLessThan(10_000 + 4_096 + 200);
     expect(run.result.output).toMatch(/bytes of output cut here/);
+  });
+
+  it('writes a count of cut bytes past the safe integers as a bound, not in garbled exponent notation', async () => {
+    // Each frame claims the largest safe count; added up they pass 10^21, which String() writes as 1.08e+21.
+    const run = await runHostile(
+      [
+        ...hostileHandshake,
+        {
+          send: { type: 'output', programId: '$programId', text: 'x', skippedBytes: Number.MAX_SAFE_INTEGER },
+          times: 120_000,
+        },
+        done('ok'),
+      ],
+      { limits: { outputBytes: 10_000 } },
+    );
+    expect(run.result.status).toBe('completed');
+    const counts = [...run.result.output.matchAll(/\[… (.*?) bytes of output cut here/g)].map(
+      (match) => match[1],
+    );
+    expect(counts.length).toBeGreaterThan(0);
+    for (const count of counts) expect(count).toMatch(/^(\d{1,3}(,\d{3})*|more than 9,007,199,254,740,991)$/);
+    expect(counts.at(-1)).toBe('more than 9,007,199,254,740,991');
   });
 
   it('turns a 25 MB value into an error that names its size and what to do', async () => {

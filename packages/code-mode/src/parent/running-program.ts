@@ -21,7 +21,13 @@ export interface ProgramFinalState {
 /** What a program is run with. */
 export interface RunningProgramOptions {
   readonly id: string;
-  readonly link: HostLink;
+  /**
+   * The program's host, once it is ready; rejects when none could be started. The program's own
+   * limits run from the start, so a host that never gets ready holds it no longer than they allow.
+   */
+  readonly host: Promise<HostLink>;
+  /** Stops readying the host (and releases it), for a program that ended before it was ready. */
+  readonly abandonHost: () => void;
   readonly calls: ProgramToolCalls;
   readonly limits: CodeModeLimits;
   readonly controlCallId: string;
@@ -50,7 +56,6 @@ function failure(callId: string, error: string): MeasuredToolCallResult {
  */
 export class RunningProgram {
   readonly id: string;
-  readonly link: HostLink;
   readonly calls: ProgramToolCalls;
   readonly output: ProgramOutput;
   readonly finished: Promise<void>;
@@ -60,6 +65,12 @@ export class RunningProgram {
   final: ProgramFinalState | undefined;
   /** Set when the program's host went on to serve the session's next program. */
   isHostReused = false;
+  /** Why no host could be started for the program, when none could: it then ended with an error. */
+  hostFailure: unknown;
+  /** The program's host, once it is ready and the program was sent to it. */
+  #link: HostLink | undefined;
+  readonly #host: Promise<HostLink>;
+  readonly #abandonHost: () => void;
   readonly #limits: CodeModeLimits;
   readonly #onHostReusable: (next: HostLink) => void;
   #markFinished: () => void = () => {};
@@ -75,7 +86,8 @@ export class RunningProgram {
   constructor(options: RunningProgramOptions) {
     const { id, limits } = options;
     this.id = id;
-    this.link = options.link;
+    this.#host = options.host;
+    this.#abandonHost = options.abandonHost;
     this.calls = options.calls;
     this.#limits = limits;
     this.#onHostReusable = options.onHostReusable;
@@ -90,25 +102,46 @@ export class RunningProgram {
     // The lifetime counts from exec and is never extended; an expired program is ended even if
     // nobody observes it again.
     this.#wallTimer = setTimeout(() => {
+      const when = this.#link === undefined ? ' before its engine host was ready' : '';
       this.finish({
         status: 'error',
-        error: `The program ran past its time limit of ${limits.wallSeconds} s (limits.wallSeconds) and was stopped.`,
+        error: `The program ran past its time limit of ${limits.wallSeconds} s (limits.wallSeconds) and was stopped${when}.`,
       });
     }, limits.wallSeconds * 1000);
     this.#wallTimer.unref();
   }
 
-  /** Sends the program to its host and follows the host's frames and its fate. */
+  /** Whether the program has its host (it may still be starting, or never have got one). */
+  get hasHost(): boolean {
+    return this.#link !== undefined;
+  }
+
+  /**
+   * Sends the program to its host once the host is ready, then follows the host's frames and its
+   * fate. A program that ended first leaves the host to `finish()`; one whose host could not be
+   * started ends with that error.
+   */
   start(source: string): void {
-    this.link.onFrame((frame, bytes) => this.#receive(frame, bytes));
-    // `lost` never rejects, and finish() never throws.
-    void this.link.lost.then((reason) => {
-      this.finish({
-        status: 'error',
-        error: `${reason} The program did not finish; the next exec starts in a fresh host.`,
-      });
-    });
-    this.link.send({ type: 'execute', programId: this.id, source });
+    this.#host.then(
+      (link) => {
+        if (this.final) return; // finish() releases it
+        this.#link = link;
+        link.onFrame((frame, bytes) => this.#receive(frame, bytes));
+        // `lost` never rejects, and finish() never throws.
+        void link.lost.then((reason) => {
+          this.finish({
+            status: 'error',
+            error: `${reason} The program did not finish; the next exec starts in a fresh host.`,
+          });
+        });
+        link.send({ type: 'execute', programId: this.id, source });
+      },
+      (error: unknown) => {
+        if (this.final) return;
+        this.hostFailure = error;
+        this.finish({ status: 'error', error: errorMessage(error) });
+      },
+    );
   }
 
   /**
@@ -122,17 +155,26 @@ export class RunningProgram {
     this.#results = [];
     try {
       this.calls.end();
-      if (final.status === 'completed' && this.link.nextProgram) {
+      const link = this.#link;
+      if (link === undefined) {
+        // Ended before its host was ready: the host is no longer wanted, whether it comes up or not.
+        this.#abandonHost();
+        this.cleanup = this.#host.then(
+          (started) => started.close(),
+          () => {},
+        );
+        this.cleanup.catch(() => {}); // reported by the session's close()
+      } else if (final.status === 'completed' && link.nextProgram) {
         // Only a completed program leaves its host in service: an error, a stop, a limit or a
         // lost host retires it, so nothing a failing program did reaches the next one.
         this.isHostReused = true;
-        this.#onHostReusable(this.link.nextProgram());
+        this.#onHostReusable(link.nextProgram());
         this.cleanup = Promise.resolve();
       } else {
-        this.link.terminate();
+        link.terminate();
         // The result goes back to the caller first; releasing the host (reaping it, proving it
         // gone) waits one turn of the event loop, so it never sits between a program and its result.
-        this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.link.close());
+        this.cleanup = new Promise<void>((resolve) => setImmediate(resolve)).then(() => link.close());
         this.cleanup.catch(() => {}); // reported by the session's close()
       }
     } catch (error) {
@@ -272,6 +314,6 @@ export class RunningProgram {
     this.#resultsBytes = 0;
     if (results.length === 0 || this.final) return;
     // The link never throws: a frame it cannot deliver loses the host, which ends the program.
-    this.link.send({ type: 'tool_results', programId: this.id, results });
+    this.#link?.send({ type: 'tool_results', programId: this.id, results });
   }
 }

@@ -3,6 +3,7 @@
 // MODE=paginate lists PAGES pages of 10 tools ('forever' never stops paginating); MODE=http
 // serves the tools over Streamable HTTP on 127.0.0.1 (a free port, printed as `port <n>`),
 // answering 404 to a session it has forgotten (tool `forget-sessions`), as the spec says.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -89,6 +90,15 @@ function toolsServer() {
       return { content: [{ type: 'text', text: `added ${name}` }] };
     },
   );
+  // EXTRA_TOOL=<name> offers one more tool from the start, named as the test needs (`exit`, say).
+  if (process.env.EXTRA_TOOL) {
+    const name = process.env.EXTRA_TOOL;
+    server.registerTool(
+      name,
+      { description: `Answers ${name}.`, outputSchema: { answer: z.string() } },
+      async () => ({ content: [{ type: 'text', text: name }], structuredContent: { answer: name } }),
+    );
+  }
   server.registerTool(
     'remove-tool',
     { description: 'Removes a tool added by add-tool.', inputSchema: { name: z.string() } },
@@ -172,6 +182,21 @@ if (process.env.MODE === 'http') {
 } else {
   const server = process.env.MODE === 'paginate' ? paginatingServer() : toolsServer();
   await server.connect(new StdioServerTransport());
+}
+
+// DETACH=setsid starts a child that leaves the server's process group and session (setsid) and
+// keeps its stderr; DETACH=daemon a daemon that forks twice, so its parent is gone. Each carries
+// the server's marker (its first argument) and ignores SIGTERM, so only SIGKILL ends it.
+const idleForever = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);";
+if (process.env.DETACH === 'setsid') {
+  spawn(process.execPath, ['-e', idleForever, '--', `${process.argv[2]}-setsid`], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+if (process.env.DETACH === 'daemon') {
+  const daemon = `require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleForever)}, '--', process.argv[1] + '-daemon'], { detached: true, stdio: 'ignore' }).unref();`;
+  spawn(process.execPath, ['-e', daemon, '--', process.argv[2]], { detached: true, stdio: 'ignore' }).unref();
 }
 
 if (process.env.STUBBORN === '1') {

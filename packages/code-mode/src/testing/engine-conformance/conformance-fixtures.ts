@@ -1,6 +1,7 @@
 import { defineTool, type Tool } from '@ghost/core';
 import type { ScriptedModel } from '@ghost/core/testing';
 import { Type } from 'typebox';
+import type { CodeModeSession, ProgramResult } from '../../engine.js';
 
 /** A gate a tool waits on, so a test decides when a call finishes. */
 export class Gate {
@@ -65,4 +66,19 @@ export function echoTool(log: unknown[] = []): Tool {
       return { text };
     },
   });
+}
+
+/**
+ * Watches a program with `wait` from `first` (an observation's result) until it reaches a final
+ * status, with the output of every observation joined. For cases with short observation windows:
+ * exec's window covers the host's start, which a loaded machine may not finish within it.
+ */
+export async function observeToEnd(session: CodeModeSession, first: ProgramResult): Promise<ProgramResult> {
+  let result = first;
+  let output = '';
+  for (;;) {
+    output += result.output;
+    if (result.status !== 'still_working') return { ...result, output };
+    result = await session.wait();
+  }
 }

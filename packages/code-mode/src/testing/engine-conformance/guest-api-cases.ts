@@ -3,7 +3,7 @@ import { defineTool, ToolError } from '@ghost/core';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import type { ConformanceContext } from './conformance-context.js';
-import { delay, echoTool, Gate, gateTool } from './conformance-fixtures.js';
+import { delay, echoTool, Gate, gateTool, observeToEnd } from './conformance-fixtures.js';
 
 /**
  * The conformance cases for the guest API: tool calls, values, output, console, errors thrown by tools and the program, `exit` and `finish`.
@@ -255,7 +255,7 @@ export function describeGuestApiCases(context: ConformanceContext): void {
       );
       expect(started.status).toBe('still_working');
       gate.open();
-      expect(await session.wait()).toEqual({
+      expect(await observeToEnd(session, await session.wait())).toEqual({
         status: 'completed',
         output: '',
         value: 'exited after opened',

@@ -134,6 +134,45 @@ export function describeResultPlacementCases(context: ConformanceContext): void 
       expect(log).toEqual([]);
     });
 
+    it('refuses values nested thousands of levels deep by name, as the value, as arguments and in output', async () => {
+      const log: unknown[] = [];
+      const { session } = await open({ tools: [echoTool(log)] });
+      const deep = 'let deep = 1;\nfor (let i = 0; i < 10000; i++) deep = [deep];\n';
+      expect(await session.execute(`${deep}deep`)).toEqual({
+        status: 'error',
+        output: '',
+        error:
+          "TypeError: The program's value nests deeper than 256 levels of arrays and objects, more than code mode carries. Return a flatter value.",
+      });
+      const call = await session.execute(
+        `${deep}await tools.echo({ text: "x", deep }).catch((error) => error.message)`,
+      );
+      expect(call.value).toBe(
+        'The arguments of tools.echo nest deeper than 256 levels of arrays and objects, more than code mode carries. Pass flatter arguments.',
+      );
+      expect(log).toEqual([]);
+      expect(await session.execute(`${deep}console.log(deep); text({ deep }); "printed"`)).toEqual({
+        status: 'completed',
+        output:
+          '[a value nested deeper than 256 levels of arrays and objects]\n[a value nested deeper than 256 levels of arrays and objects]\n',
+        value: 'printed',
+      });
+    });
+
+    it("reports a program's own builtin overflowing the stack on a deep value as that, never as a bare engine failure", async () => {
+      const { session } = await open();
+      const result = await session.execute(
+        'let deep = 1;\nfor (let i = 0; i < 100000; i++) deep = [deep];\nJSON.stringify(deep).length',
+      );
+      // An engine whose stack holds it completes; one whose builtin overflows says what happened.
+      if (result.status !== 'completed') {
+        expect(result.status).toBe('error');
+        expect(result.error).not.toMatch(/engine failed/);
+        expect(result.error).toMatch(/nested too deeply|call stack|stack overflow/i);
+      }
+      expect((await session.execute('"next"')).value).toBe('next');
+    });
+
     it.skipIf(sandboxName === 'unrestricted')(
       `refuses placement 'thread' with sandbox '${sandboxName}' through open(), openCodeModeSession and codeMode()${sandboxName === 'unrestricted' ? " (skipped: 'unrestricted' is the one sandbox the thread placement may name)" : ''}`,
       async () => {
