@@ -14,6 +14,7 @@ import {
   defineAgent,
   defineTool,
   type ModelStreamPart,
+  memorySessionStore,
   type Run,
 } from '@ghost/core';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
@@ -383,6 +384,105 @@ describe('agUiHandler with @ag-ui/client HttpAgent', () => {
       },
       { role: 'user', content: 'Still there?' },
     ]);
+  });
+});
+
+describe('agUiHandler with sessions', () => {
+  const sessionOptions = (
+    runtime = createRuntime({ sessionStore: memorySessionStore() }),
+  ): AgUiHandlerOptions => ({
+    askOptions: () => ({ runtime }),
+    actor: ({ request }) => String(request.headers['x-user'] ?? 'anonymous'),
+  });
+
+  it('keeps the thread as a session: the model sees each message once, whether the client sends its whole thread or only the new message', async () => {
+    const model = new ScriptedModel([
+      { text: 'Hello Ada.' },
+      { text: 'You are Ada.' },
+      { text: 'Still Ada.' },
+    ]);
+    const served = await serve(defineAgent({ name: 'support', model }), sessionOptions());
+    const headers = { 'x-user': 'user-1' };
+    const client = new HttpAgent({ url: served.url, threadId: 'thread-1', headers });
+    client.messages.push(userMessage('user-1', 'I am Ada.'));
+    await runClient(client);
+    // The client sends its whole thread (the snapshot it got back, plus the new message).
+    client.messages.push(userMessage('user-2', 'Who am I?'));
+    await runClient(client);
+    expect(model.calls[1]?.messages).toEqual([
+      { role: 'user', content: 'I am Ada.' },
+      { role: 'assistant', content: 'Hello Ada.' },
+      { role: 'user', content: 'Who am I?' },
+    ]);
+    // A client that kept nothing (another device) sends only its new message.
+    const fresh = new HttpAgent({ url: served.url, threadId: 'thread-1', headers });
+    fresh.messages.push(userMessage('user-3', 'Sure?'));
+    await runClient(fresh);
+    expect(model.calls[2]?.messages.map((message) => message.content)).toEqual([
+      'I am Ada.',
+      'Hello Ada.',
+      'Who am I?',
+      'You are Ada.',
+      'Sure?',
+    ]);
+    await served.settled();
+    for (const run of served.runs) expect((await run).outcome).toBe('completed');
+  });
+
+  it("refuses another actor's thread with RUN_ERROR SESSION_ACCESS_DENIED, and the model is never asked", async () => {
+    const model = new ScriptedModel([{ text: 'Hello Ada.' }]);
+    const served = await serve(defineAgent({ name: 'support', model }), sessionOptions());
+    const owner = new HttpAgent({ url: served.url, threadId: 'thread-1', headers: { 'x-user': 'ada' } });
+    owner.messages.push(userMessage('user-1', 'My card is 4242.'));
+    await runClient(owner);
+    const intruder = new HttpAgent({
+      url: served.url,
+      threadId: 'thread-1',
+      headers: { 'x-user': 'mallory' },
+    });
+    intruder.messages.push(userMessage('user-2', 'What is the card?'));
+    const errors: { code?: string | undefined; message: string }[] = [];
+    await intruder
+      .runAgent(
+        {},
+        { onRunErrorEvent: ({ event }) => void errors.push({ code: event.code, message: event.message }) },
+      )
+      .catch(() => {});
+    await served.settled();
+    expect(errors.map((error) => error.code)).toEqual(['SESSION_ACCESS_DENIED']);
+    expect(errors[0]?.message).not.toContain('ada');
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it('refuses an actor hook that fails, or returns no actor, with 500 and starts no run', async () => {
+    const model = new ScriptedModel([]);
+    for (const actor of [
+      () => {
+        throw new Error('session store for logins is down');
+      },
+      () => 42 as unknown as string,
+    ]) {
+      const served = await serve(defineAgent({ name: 'support', model }), { ...sessionOptions(), actor });
+      const response = await fetch(served.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        body: JSON.stringify({
+          threadId: 't',
+          runId: 'r',
+          messages: [userMessage('u', 'hi')],
+          tools: [],
+          context: [],
+          state: {},
+          forwardedProps: {},
+        }),
+      });
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+        'AG_UI_HANDLER_FAILED',
+      );
+      await served.settled();
+      expect(served.runs).toHaveLength(0);
+    }
   });
 });
 

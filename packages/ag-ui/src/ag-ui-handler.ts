@@ -50,6 +50,24 @@ export interface AgUiHandlerOptions {
    * for an application that checks threads against its own records.
    */
   readonly toolResults?: 'client-tools' | 'all';
+  /**
+   * Keeps each thread as a session: the trusted actor of a request (from your authentication,
+   * never from the body). With it, each run continues the session `{ id: input.threadId, actor }`
+   * in the runtime's `sessionStore` (give the runtime through `askOptions`), so the model sees the
+   * thread as the server stored it, and only the user messages at the end of the client's thread
+   * are new input: a client may send only its new message. A thread of another actor is refused
+   * (`RUN_ERROR` with `SESSION_ACCESS_DENIED`). An `askOptions` that returns its own `session`
+   * takes precedence.
+   */
+  readonly actor?: (request: AgUiActorRequest) => string | Promise<string>;
+}
+
+/** What {@link AgUiHandlerOptions.actor} sees of a request. */
+export interface AgUiActorRequest {
+  /** The validated `RunAgentInput`; its `threadId` is the session id. */
+  readonly input: RunAgentInput;
+  /** The HTTP request (its headers carry the caller's authentication). */
+  readonly request: IncomingMessage;
 }
 
 /**
@@ -68,6 +86,7 @@ const optionKeys = new Set([
   'systemMessages',
   'messagesSnapshot',
   'toolResults',
+  'actor',
 ]);
 
 /** Code mode's control tools: the agent's whenever it runs in code mode, never a client's. */
@@ -109,6 +128,11 @@ function checkOptions(options: AgUiHandlerOptions): number {
   if (systemMessages !== undefined && systemMessages !== 'ignore' && systemMessages !== 'reject') {
     throw new ConfigurationError(
       `agUiHandler() systemMessages is 'ignore' or 'reject', not ${JSON.stringify(systemMessages)}.`,
+    );
+  }
+  if (options.actor !== undefined && typeof options.actor !== 'function') {
+    throw new ConfigurationError(
+      'agUiHandler() actor must be a function of the request that returns the actor id.',
     );
   }
   const { toolResults } = options;
@@ -222,6 +246,7 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
     askOptions,
     messagesSnapshot = true,
     toolResults = 'client-tools',
+    actor,
   } = options;
 
   async function prepare(
@@ -246,6 +271,7 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
         });
       }
     }
+    const session = applicationOptions.session ?? (await sessionOf(input, request));
     // A client that left while the body was read or askOptions ran gets no run.
     if (disconnect.signal.aborted) return undefined;
     const signal =
@@ -255,8 +281,11 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
     const agUi = { threadId: input.threadId, runId: input.runId };
     let stream: RunStream;
     try {
-      stream = agent.streamAsk(conversation, {
+      // With a session the server holds the thread: only the client's new messages are input.
+      const runInput = session === undefined ? conversation : newMessagesOf(conversation);
+      stream = agent.streamAsk(runInput, {
         ...applicationOptions,
+        ...(session === undefined ? {} : { session }),
         signal,
         context: {
           agUi: {
@@ -270,7 +299,10 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
         metadata: { agUi, ...applicationOptions.metadata },
       });
     } catch (error) {
-      if (ConfigurationError.isInstance(error) && error.code === 'AGENT_INPUT_INVALID') {
+      if (
+        ConfigurationError.isInstance(error) &&
+        (error.code === 'AGENT_INPUT_INVALID' || error.code === 'SESSION_OPTION_INVALID')
+      ) {
         throw new AgUiRequestError(error.message, { cause: error });
       }
       // A mistake in the server's own options (an unknown ask option, say): its message names the
@@ -283,6 +315,34 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
       });
     }
     return { input, stream, disconnect };
+  }
+
+  async function sessionOf(
+    input: RunAgentInput,
+    request: IncomingMessage,
+  ): Promise<{ id: string; actor: string } | undefined> {
+    if (actor === undefined) return undefined;
+    let id: unknown;
+    try {
+      id = await actor({ input, request });
+    } catch (error) {
+      if (AgUiRequestError.isInstance(error)) throw error;
+      throw new AgUiRequestError("The application's actor hook failed, so the run did not start.", {
+        status: 500,
+        code: 'AG_UI_HANDLER_FAILED',
+        cause: error,
+      });
+    }
+    if (typeof id !== 'string') {
+      throw new AgUiRequestError(
+        "The application's actor hook returned no actor id, so the run did not start.",
+        {
+          status: 500,
+          code: 'AG_UI_HANDLER_FAILED',
+        },
+      );
+    }
+    return { id: input.threadId, actor: id };
   }
 
   async function streamRun(prepared: PreparedRun, mediaType: StreamMediaType, response: ServerResponse) {
@@ -372,4 +432,14 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
       sendError(response, refusal, headers);
     }
   };
+}
+
+/**
+ * The messages a client added since the model last answered: the user messages at the end of its
+ * thread. The rest (answers, tool calls and their results) came from the server, which keeps them.
+ */
+function newMessagesOf(conversation: readonly ModelMessage[]): ModelMessage[] {
+  let start = conversation.length;
+  while (start > 0 && conversation[start - 1]?.role === 'user') start -= 1;
+  return conversation.slice(start);
 }

@@ -7,6 +7,7 @@
  */
 export { AgUiEventMapper, type AgUiEventMapperOptions, stepNameOf } from './ag-ui-event-mapper.js';
 export {
+  type AgUiActorRequest,
   type AgUiHandler,
   type AgUiHandlerOptions,
   type AgUiRunRequest,
