@@ -3,8 +3,8 @@ import {
   createRuntime,
   defineAgent,
   defineTool,
-  memorySessionStore,
   ModelRateLimitError,
+  memorySessionStore,
   ToolError,
 } from '@ghost/core';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
