@@ -36,6 +36,7 @@ export {
   type SessionWriteResult,
 } from '../session-store.js';
 export { defineSessionStore } from './define-session-store.js';
+export { type HeldSessionLease, holdSessionLease, type SessionLease } from './hold-session-lease.js';
 export {
   applySessionWrite,
   type SessionDocument,
@@ -44,7 +45,6 @@ export {
   sessionDocumentHistory,
   sessionDocumentPage,
 } from './session-document.js';
-export { type HeldSessionLease, holdSessionLease, type SessionLease } from './hold-session-lease.js';
 export {
   type RenewingSessionLease,
   renewSessionLease,
