@@ -28,13 +28,13 @@ import {
   pidNamespaceEnded,
   processesInPidNamespace,
   processTree,
-  residentBytes,
   signalQuietly,
+  treeResidentBytesSync,
 } from './process-tree.js';
 import { type BwrapStartFacts, reachStartStep } from './start-steps.js';
 
 /** How often the parent samples the tree's memory when no cgroup bounds it. */
-const memorySampleMilliseconds = 50;
+const memorySampleMilliseconds = 10;
 
 /** How long a failed start waits for bubblewrap's message to arrive on stderr. */
 const startFailureDrainMilliseconds = 250;
@@ -333,8 +333,8 @@ function translateExit(code: number | null, signal: NodeJS.Signals | null): Sand
 function sampleMemory(root: number, limitBytes: number, exceeded: () => void): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const sample = async () => {
-    const bytes = await residentBytes(await processTree(root));
+  const sample = () => {
+    const bytes = treeResidentBytesSync(root);
     if (stopped) return;
     if (bytes > limitBytes) {
       exceeded();

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
 /**
@@ -23,15 +24,31 @@ export async function processTree(root: number): Promise<number[]> {
   return found;
 }
 
-/** The resident memory of the processes, in bytes (threads share their process's memory). */
-export async function residentBytes(pids: readonly number[]): Promise<number> {
-  const sizes = await Promise.all(
-    pids.map(async (pid) => {
-      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-      return Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
-    }),
-  );
-  return sizes.reduce((sum, size) => sum + size, 0);
+/**
+ * The resident memory of the tree under `root`, in bytes, read synchronously: the memory sampler
+ * runs every few milliseconds against a program that may allocate hundreds of MiB in a fraction of
+ * a second, and a few small /proc reads cost less than waiting behind other work in the thread pool.
+ */
+export function treeResidentBytesSync(root: number): number {
+  let total = 0;
+  const pending = [root];
+  const seen = new Set<number>();
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      total += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+      for (const thread of readdirSync(`/proc/${pid}/task`)) {
+        const children = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8');
+        for (const child of children.split(/\s+/)) if (child) pending.push(Number(child));
+      }
+    } catch {
+      // The process ended between two reads: it holds no memory any more.
+    }
+  }
+  return total;
 }
 
 /**
