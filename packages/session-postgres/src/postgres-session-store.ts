@@ -81,9 +81,16 @@ export function postgresSessionStore(
       ? new PostgresDatabase(checkedConnection.pool, false)
       : new PostgresDatabase(ownPool(checkedConnection), true);
   const tables = ghostTables(checked.schema);
-  const presence = new StorePresence(database, (payload) => leases.wake(payload));
-  const leases = new SessionLeases(database, tables, presence, checked.leaseMs);
   const held = new Set<OpenedPostgresSession>();
+  const presence: StorePresence = new StorePresence(database, {
+    onRelease: (payload) => leases.wake(payload),
+    onConnected: (key): Promise<void> =>
+      leases.adopt(
+        [...held].map((session) => session.holder),
+        key,
+      ),
+  });
+  const leases: SessionLeases = new SessionLeases(database, tables, presence, checked.leaseMs);
   let ready: Promise<void> | undefined;
   let isClosed = false;
   let closing: Promise<void> | undefined;

@@ -56,7 +56,7 @@ export class SessionLeases {
                 AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
                 AND l.classid = $5::oid AND l.objid = held.presence::oid))
        RETURNING holder`,
-      [sessionId, holder, this.#presence.isUp ? this.#presence.key : null, this.leaseMs, presenceLockSpace],
+      [sessionId, holder, this.#presenceKey(), this.leaseMs, presenceLockSpace],
       'taking the session lock',
       sessionId,
     );
@@ -103,12 +103,16 @@ export class SessionLeases {
     }
   }
 
-  /** Extends the lease; resolves `false` when this holder no longer holds it. */
+  /**
+   * Extends the lease (recording the current presence key: a run holds on through a reconnection);
+   * resolves `false` when this holder no longer holds it.
+   */
   async renew(sessionId: string, holder: string): Promise<boolean> {
+    await this.#presence.ensure();
     const result = await this.#database.run(
-      `UPDATE ${this.#tables.locks} SET expires_at = now() + $3 * interval '1 millisecond'
+      `UPDATE ${this.#tables.locks} SET expires_at = now() + $3 * interval '1 millisecond', presence = $4
        WHERE session_id = $1 AND holder = $2`,
-      [sessionId, holder, this.leaseMs],
+      [sessionId, holder, this.leaseMs, this.#presenceKey()],
       'renewing the session lock',
       sessionId,
     );
@@ -122,11 +126,29 @@ export class SessionLeases {
    */
   async fence(statements: Statements, sessionId: string, holder: string): Promise<boolean> {
     const result = await statements.run(
-      `UPDATE ${this.#tables.locks} SET expires_at = now() + $3 * interval '1 millisecond'
+      `UPDATE ${this.#tables.locks} SET expires_at = now() + $3 * interval '1 millisecond', presence = $4
        WHERE session_id = $1 AND holder = $2`,
-      [sessionId, holder, this.leaseMs],
+      [sessionId, holder, this.leaseMs, this.#presenceKey()],
     );
     return result.rowCount === 1;
+  }
+
+  /** The key to record: `null` while the presence connection is down (the lease then only expires). */
+  #presenceKey(): number | null {
+    return this.#presence.isUp ? this.#presence.key : null;
+  }
+
+  /**
+   * Records `presenceKey` in the leases these holders still hold: after the presence connection
+   * was replaced, their leases show a live holder again.
+   */
+  async adopt(holders: readonly string[], presenceKey: number): Promise<void> {
+    if (holders.length === 0) return;
+    await this.#database.run(
+      `UPDATE ${this.#tables.locks} SET presence = $1 WHERE holder = ANY($2::uuid[])`,
+      [presenceKey, holders],
+      'renewing the session locks',
+    );
   }
 
   /** Gives the lease up and announces it, so waiters in every process try at once. */

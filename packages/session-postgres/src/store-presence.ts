@@ -16,17 +16,29 @@ export const releaseChannel = 'ghost_session_released';
  * LISTENs on {@link releaseChannel} and wakes the store's waiters.
  */
 export class StorePresence {
-  /** This store's presence key, recorded in its leases. */
-  key = randomInt(1, 2 ** 31 - 1);
+  /** This store's presence key, recorded in its leases; a new one for each connection. */
+  key = 0;
   readonly #database: PostgresDatabase;
   readonly #onRelease: (payload: string) => void;
+  readonly #onConnected: (key: number) => Promise<void>;
   #client: pg.PoolClient | undefined;
   #connecting: Promise<void> | undefined;
   #isClosed = false;
 
-  constructor(database: PostgresDatabase, onRelease: (payload: string) => void) {
+  /**
+   * `onRelease` hears each release announced; `onConnected` runs after each (re)connection, with the
+   * new key, so the store can move the leases its runs still hold to it.
+   */
+  constructor(
+    database: PostgresDatabase,
+    handlers: {
+      readonly onRelease: (payload: string) => void;
+      readonly onConnected: (key: number) => Promise<void>;
+    },
+  ) {
     this.#database = database;
-    this.#onRelease = onRelease;
+    this.#onRelease = handlers.onRelease;
+    this.#onConnected = handlers.onConnected;
   }
 
   /** Whether the connection is up (leases taken now are backed by it). */
@@ -58,15 +70,17 @@ export class StorePresence {
       }
     });
     try {
-      // Another process may hold the same random key: then choose another.
+      // A new key for each connection: leases recorded under the last one (a release that failed
+      // while the server was away) now show a dead holder, and are free to take. Another process
+      // may hold the same random key: then choose another.
       for (let attempt = 0; ; attempt += 1) {
+        this.key = randomInt(1, 2 ** 31 - 1);
         const taken = await runOn(client, 'SELECT pg_try_advisory_lock($1, $2) AS taken', [
           presenceLockSpace,
           this.key,
         ]);
         if (taken.rows[0]?.taken === 't') break;
         if (attempt >= 8) throw new Error('no free presence key after 8 tries');
-        this.key = randomInt(1, 2 ** 31 - 1);
       }
       await runOn(client, `LISTEN ${releaseChannel}`, []);
     } catch (error) {
@@ -78,6 +92,8 @@ export class StorePresence {
       return;
     }
     this.#client = client;
+    // Renewals record the key too, so a failure here only delays the move.
+    await this.#onConnected(this.key).catch(() => {});
   }
 
   /** Closes the connection (the server frees the lock and the LISTEN with it). */
