@@ -90,7 +90,7 @@ const migrations: readonly Migration[] = [
 ];
 
 /** The schema version this release writes. */
-export const schemaVersion = migrations.length;
+const schemaVersion = migrations.length;
 
 // Advisory lock keys (two-int form) in a space of Ghost's own: 'GHSM', and hashtext(schema).
 const migrationLockSpace = 0x4748534d;

@@ -53,7 +53,7 @@ function candidateFolders(): string[] {
 }
 
 /** The first folder whose `initdb` exists and whose `postgres --version` runs. */
-export function findPostgresBinaries(): PostgresBinaries | undefined {
+function findPostgresBinaries(): PostgresBinaries | undefined {
   for (const bindir of candidateFolders()) {
     if (!existsSync(join(bindir, 'initdb')) || !existsSync(join(bindir, 'postgres'))) continue;
     try {

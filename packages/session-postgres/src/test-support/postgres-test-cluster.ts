@@ -30,7 +30,7 @@ export interface ServerCommand {
  * kernel send the server SIGQUIT (immediate shutdown, which ends its backends) when the process that
  * started it dies, even by SIGKILL: a test runner that is killed leaves no server behind.
  */
-export function serverCommand(
+function serverCommand(
   binary: string,
   args: readonly string[],
   identity: ServerIdentity | undefined,

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /** The script the reliability tests start as application servers. */
-export const sessionServerScript = fileURLToPath(new URL('./session-server.mjs', import.meta.url));
+const sessionServerScript = fileURLToPath(new URL('./session-server.mjs', import.meta.url));
 
 /** What an `ask` command answered. */
 export interface AskReply {
