@@ -3,7 +3,11 @@ import { once } from 'node:events';
 import { access, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findSetpriv, postgresAvailability } from './test-support/postgres-binaries.js';
+import {
+  decidePostgresAvailability,
+  findSetpriv,
+  postgresAvailability,
+} from './test-support/postgres-binaries.js';
 import { PostgresTestCluster, processTree } from './test-support/postgres-test-cluster.js';
 
 // The harness the other test files use: it must never leave a server or a folder behind.
@@ -104,4 +108,32 @@ describe(`the PostgreSQL test cluster${skip}`, () => {
       expect(await gone(tree, 10_000)).toBe(true);
     },
   );
+});
+
+describe('when the PostgreSQL tests run, skip or fail', () => {
+  const binaries = { bindir: '/usr/lib/postgresql/15/bin', version: 'postgres (PostgreSQL) 15.18' };
+  const linuxRoot = { platform: 'linux', binaries: undefined, isRoot: true, hasAptGet: true } as const;
+
+  it('runs wherever a working server is found', () => {
+    expect(decidePostgresAvailability({ ...linuxRoot, binaries }).state).toBe('available');
+    expect(decidePostgresAvailability({ ...linuxRoot, binaries, isRoot: false }).state).toBe('available');
+  });
+
+  it('fails, saying to run npm run setup, on a Linux root machine with apt-get and no server', () => {
+    const decision = decidePostgresAvailability(linuxRoot);
+    expect(decision.state).toBe('missing');
+    expect(decision.state === 'missing' && decision.reason).toContain('npm run setup');
+  });
+
+  it('skips, saying why, only where setup could not have installed it', () => {
+    for (const [facts, why] of [
+      [{ ...linuxRoot, platform: 'darwin' }, 'not Linux'],
+      [{ ...linuxRoot, isRoot: false }, 'not root'],
+      [{ ...linuxRoot, hasAptGet: false }, 'no apt-get'],
+    ] as const) {
+      const decision = decidePostgresAvailability(facts);
+      expect(decision.state).toBe('skip');
+      expect(decision.state === 'skip' && decision.reason).toContain(why);
+    }
+  });
 });

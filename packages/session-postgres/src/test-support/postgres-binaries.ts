@@ -69,22 +69,30 @@ function findPostgresBinaries(): PostgresBinaries | undefined {
   return undefined;
 }
 
-/** Decides, as the brief for these tests says, whether to run, skip (saying why) or fail. */
-export function postgresAvailability(): PostgresAvailability {
-  if (process.platform !== 'linux') {
+/** What decides whether the PostgreSQL tests run here. */
+export interface PostgresFacts {
+  readonly platform: NodeJS.Platform;
+  readonly binaries: PostgresBinaries | undefined;
+  readonly isRoot: boolean;
+  readonly hasAptGet: boolean;
+}
+
+/**
+ * Run where a server is found; skip (saying why) only where `npm run setup` could not have
+ * installed one (not Linux, not root, or no apt-get); otherwise fail, saying to run it.
+ */
+export function decidePostgresAvailability(facts: PostgresFacts): PostgresAvailability {
+  if (facts.platform !== 'linux') {
     return {
       state: 'skip',
-      reason: `not Linux (${process.platform}): setup installs PostgreSQL on Linux only`,
+      reason: `not Linux (${facts.platform}): setup installs PostgreSQL on Linux only`,
     };
   }
-  const binaries = findPostgresBinaries();
-  if (binaries !== undefined) return { state: 'available', binaries };
-  const isRoot = process.getuid?.() === 0;
-  const hasAptGet = findOnPath('apt-get') !== undefined;
-  if (!isRoot || !hasAptGet) {
+  if (facts.binaries !== undefined) return { state: 'available', binaries: facts.binaries };
+  if (!facts.isRoot || !facts.hasAptGet) {
     return {
       state: 'skip',
-      reason: `no PostgreSQL server binaries found, and setup cannot install them here (${isRoot ? 'no apt-get' : 'not root'}); install Debian's postgresql package to run these tests`,
+      reason: `no PostgreSQL server binaries found, and setup cannot install them here (${facts.isRoot ? 'no apt-get' : 'not root'}); install Debian's postgresql package to run these tests`,
     };
   }
   return {
@@ -92,6 +100,16 @@ export function postgresAvailability(): PostgresAvailability {
     reason:
       "no working PostgreSQL server binaries found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH): run `npm run setup`, which installs Debian's postgresql package",
   };
+}
+
+/** {@link decidePostgresAvailability} for this machine. */
+export function postgresAvailability(): PostgresAvailability {
+  return decidePostgresAvailability({
+    platform: process.platform,
+    binaries: process.platform === 'linux' ? findPostgresBinaries() : undefined,
+    isRoot: process.getuid?.() === 0,
+    hasAptGet: findOnPath('apt-get') !== undefined,
+  });
 }
 
 /** The identity the server runs as: postgres refuses root, so a root parent drops to another user. */
