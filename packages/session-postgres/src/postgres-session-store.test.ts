@@ -287,6 +287,25 @@ describeWithPostgres('postgresSessionStore', ({ cluster }) => {
     });
   });
 
+  describe('prune', () => {
+    it('leaves a session a run holds in another store alone, even with a cutoff in the future', async () => {
+      const first = makeStore({ schema: 'pruning' });
+      const second = makeStore({ schema: 'pruning' });
+      for (const id of ['idle', 'held']) {
+        const session = await first.open({ id, actor, lockTimeoutMs: 1_000 });
+        await session.write(write('w', [userMessage(id)]));
+        await session.release();
+      }
+      const held = await first.open({ id: 'held', actor, lockTimeoutMs: 1_000 });
+      expect(await second.prune({ olderThan: new Date(Date.now() + 3_600_000) })).toBe(1);
+      const busy = await failure(second.open({ id: 'held', actor, lockTimeoutMs: 200 }));
+      expect((busy as SessionBusyError).reason).toBe('timeout');
+      expect((await held.write(write('after-prune', [userMessage('still here')]))).status).toBe('applied');
+      await held.release();
+      expect((await second.list({ actor })).sessions.map((summary) => summary.id)).toEqual(['held']);
+    });
+  });
+
   describe('what cannot be kept verbatim', () => {
     it('refuses NUL in a message or an operation id with a ConfigurationError, writing nothing', async () => {
       const store = makeStore();

@@ -290,8 +290,12 @@ export function postgresSessionStore(
         return deleted.rowCount;
       });
     }
-    // Leases left by holders that died long ago, for sessions never written since.
-    await database.run(`DELETE FROM ${tables.locks} WHERE expires_at < $1`, [cutoff], 'pruning sessions');
+    // Leases left by holders that died (expired), and before the cutoff, for sessions never written.
+    await database.run(
+      `DELETE FROM ${tables.locks} WHERE expires_at < least($1::timestamptz, now())`,
+      [cutoff],
+      'pruning sessions',
+    );
     return pruned;
   };
 
