@@ -22,6 +22,24 @@ if [ "$(uname -s)" = "Linux" ] && ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# @ghost/session-postgres's tests start a throwaway PostgreSQL server; install Debian's where we may.
+postgres_runs() {
+  local bindir
+  for bindir in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
+    if [ -x "$bindir/initdb" ] && "$bindir/postgres" --version >/dev/null 2>&1; then return 0; fi
+  done
+  command -v initdb >/dev/null 2>&1 && postgres --version >/dev/null 2>&1
+}
+if [ "$(uname -s)" = "Linux" ] && ! postgres_runs; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing postgresql"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "setup: PostgreSQL is missing; install it (e.g. 'sudo apt-get install postgresql') to run the Postgres session tests"
+  fi
+fi
+
 # node-gyp builds native addons against the local Node headers, without downloading them.
 if [ -d /usr/include/node ]; then export npm_config_nodedir=/usr; fi
 
