@@ -7,8 +7,8 @@ import {
   decidePostgresAvailability,
   findSetpriv,
   postgresAvailability,
-} from './test-support/postgres-binaries.js';
-import { PostgresTestCluster, processTree } from './test-support/postgres-test-cluster.js';
+} from './testing/postgres-binaries.js';
+import { PostgresTestCluster, processTree } from './testing/postgres-test-cluster.js';
 
 // The harness the other test files use: it must never leave a server or a folder behind.
 const availability = postgresAvailability();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { postgresAvailability } from './postgres-binaries.js';
-import { PostgresTestCluster } from './postgres-test-cluster.js';
+import { postgresAvailability } from '../testing/postgres-binaries.js';
+import { PostgresTestCluster } from '../testing/postgres-test-cluster.js';
 
 /** What the body of {@link describeWithPostgres} gets: the file's cluster, once started. */
 export interface PostgresTestContext {

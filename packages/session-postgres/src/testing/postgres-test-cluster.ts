@@ -8,6 +8,7 @@ import pg from 'pg';
 import {
   findSetpriv,
   type PostgresBinaries,
+  postgresAvailability,
   type ServerIdentity,
   serverIdentity,
 } from './postgres-binaries.js';
@@ -131,9 +132,13 @@ export async function processTree(pid: number): Promise<number[]> {
  * this process is root (postgres refuses root). `destroy()` stops the server and removes the folder.
  */
 export class PostgresTestCluster {
+  /** The server binaries it runs. */
   readonly binaries: PostgresBinaries;
+  /** The temporary folder holding its data and socket, removed by `destroy()`. */
   readonly directory: string;
+  /** The user it runs as when this process is root; `undefined` when it runs as this process's user. */
   readonly identity: ServerIdentity | undefined;
+  /** The loopback port it listens on, once started (kept across `stopServer`/`startServer`). */
   port = 0;
   #server: ChildProcess | undefined;
   #output: () => string = () => '';
@@ -203,7 +208,7 @@ export class PostgresTestCluster {
       : undefined;
   }
 
-  /** The command that starts the server on `port` (exported for the test that kills its parent). */
+  /** @internal The command that starts the server on `port`, for the test that kills its parent. */
   serverCommand(port: number): ServerCommand {
     return serverCommand(
       join(this.binaries.bindir, 'postgres'),
@@ -318,4 +323,18 @@ export class PostgresTestCluster {
     await this.stopServer();
     await rm(this.directory, { recursive: true, force: true });
   }
+}
+
+/**
+ * Starts a throwaway cluster from this machine's PostgreSQL server binaries (`pg_config --bindir`,
+ * `/usr/lib/postgresql/<version>/bin`, or `PATH`): `initdb` into a temporary folder, then `postgres`
+ * on a free loopback port, as the `postgres` user (or 65534) when this process is root. It dies with
+ * this process. Rejects, saying what to install, when no working server is found. Call `destroy()`.
+ */
+export async function startPostgresTestCluster(): Promise<PostgresTestCluster> {
+  const availability = postgresAvailability();
+  if (availability.state !== 'available') {
+    throw new Error(`Cannot start a PostgreSQL test cluster: ${availability.reason}.`);
+  }
+  return PostgresTestCluster.start(availability.binaries);
 }
