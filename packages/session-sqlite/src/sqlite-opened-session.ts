@@ -10,7 +10,8 @@ import {
 } from '@ghost/core/session-store';
 import { applySessionWrite, type SessionWriter } from './apply-session-write.js';
 import { dropLease, renewLease } from './session-lease.js';
-import { corruptRow, messageColumns, readMessageRow, type SessionRow } from './session-rows.js';
+import { historyQuery } from './session-queries.js';
+import { corruptRow, readMessageRow, type SessionRow } from './session-rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** What {@link SqliteOpenedSession} needs from its store. */
@@ -90,8 +91,7 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
     if (limit === 0 || end <= 0 || sequence === undefined) return [];
     const { rows } = await this.#init.connection.read((client) =>
       client.execute({
-        // Served by the primary key's index: only these rows are read, however long the history.
-        sql: `SELECT ${messageColumns} FROM ghost_session_messages WHERE session = ? AND position < ? ORDER BY position DESC LIMIT ?`,
+        sql: historyQuery,
         args: [sequence, end, limit],
       }),
     );

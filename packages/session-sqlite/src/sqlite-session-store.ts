@@ -17,7 +17,8 @@ import {
 import type { Row } from '@libsql/client';
 import { readCheckedSession, type SessionWriter } from './apply-session-write.js';
 import { dropLease, isLeaseLive, readLease, takeLease } from './session-lease.js';
-import { readSessionRow, readSessionState, type SessionRow, sessionColumns } from './session-rows.js';
+import { listQuery } from './session-queries.js';
+import { readSessionRow, readSessionState, type SessionRow } from './session-rows.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteOpenedSession } from './sqlite-opened-session.js';
 import {
@@ -143,7 +144,7 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
     const { actor, limit, after } = checkSessionListRequest(request);
     const { rows } = await connection.read((client) =>
       client.execute({
-        sql: `SELECT ${sessionColumns} FROM ghost_sessions WHERE actor = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?`,
+        sql: listQuery,
         args: [actor, after ?? Number.MAX_SAFE_INTEGER, limit + 1],
       }),
     );
