@@ -120,23 +120,37 @@ export class SqliteConnection {
       this.#unshare = shared.unshare;
     }
     const queue = this.#queue;
-    await queue.run(async () => {
+    const startedAt = Date.now();
+    for (let attempt = 1; ; attempt += 1) {
       try {
-        const client = this.#currentClient();
-        const mode = await client.execute('PRAGMA journal_mode = WAL');
-        if (String(mode.rows[0]?.journal_mode).toLowerCase() !== 'wal') {
-          throw new SessionStoreError(
-            `Session store 'sqlite' could not put ${this.#path} in WAL mode (it stayed in '${String(mode.rows[0]?.journal_mode)}'): keep the file on a local file system.`,
-            { store: 'sqlite', reason: 'unavailable' },
-          );
-        }
-        await inWriteTransaction(client, (transaction) => migrateSqliteSchema(transaction, this.#path));
+        await queue.run(() => this.#migrate());
+        return queue;
       } catch (error) {
         this.#dropClient();
-        throw this.failure(error);
+        // Processes starting together on a new file can meet before its first write has made it a
+        // WAL database; SQLite then answers SQLITE_BUSY at once, without waiting. Try again then.
+        const isBusy =
+          error instanceof LibsqlError && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED');
+        if (!isBusy || Date.now() - startedAt >= Math.max(this.#busyTimeoutMs, 1_000))
+          throw this.failure(error);
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(100, 5 * attempt) * (0.5 + Math.random())),
+        );
       }
-    });
-    return queue;
+    }
+  }
+
+  /** Puts the file in WAL mode and brings its schema up to date, in one write transaction. */
+  async #migrate(): Promise<void> {
+    const client = this.#currentClient();
+    const mode = await client.execute('PRAGMA journal_mode = WAL');
+    if (String(mode.rows[0]?.journal_mode).toLowerCase() !== 'wal') {
+      throw new SessionStoreError(
+        `Session store 'sqlite' could not put ${this.#path} in WAL mode (it stayed in '${String(mode.rows[0]?.journal_mode)}'): keep the file on a local file system.`,
+        { store: 'sqlite', reason: 'unavailable' },
+      );
+    }
+    await inWriteTransaction(client, (transaction) => migrateSqliteSchema(transaction, this.#path));
   }
 
   #currentClient(): Client {

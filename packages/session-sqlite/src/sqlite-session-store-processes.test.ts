@@ -66,6 +66,8 @@ describe('starting', () => {
     const starters = Array.from({ length: 4 }, (_, index) =>
       startNodeScript('open-store.mjs', [path, `s${index}`]),
     );
+    await Promise.all(starters.map((starter) => starter.waitForLine((line) => line === 'ready')));
+    for (const starter of starters) starter.send('go');
     const ends = await Promise.all(starters.map((starter) => starter.exited));
     for (const [index, end] of ends.entries())
       expect(end, starters[index]?.stderr()).toEqual({ code: 0, signal: null });

@@ -281,27 +281,21 @@ describe('leases in one process', () => {
 
   it('keeps two stores over one file in this process from waiting on each other inside SQLite', async () => {
     const path = join(directory, 'two-stores.db');
-    // No busy wait at all: any collision inside SQLite would fail at once with SQLITE_BUSY.
-    const stores = [storeAt(path, { busyTimeoutMs: 0 }), storeAt(path, { busyTimeoutMs: 0 })];
-    await Promise.all(
-      Array.from({ length: 20 }, async (_, run) => {
-        const store = stores[run % 2] as SessionStoreV1;
-        const session = await store.open({ id: `s${run % 3}`, actor: 'ada', lockTimeoutMs: 30_000 });
-        try {
-          await session.write(write(`run-${run}`, [message(`run ${run}`)], { last: String(run) }));
-        } finally {
-          await session.release();
-        }
-      }),
-    );
-    const counts = await Promise.all(
-      ['s0', 's1', 's2'].map(async (id) => {
-        const session = await stores[0]?.open({ id, actor: 'ada', lockTimeoutMs: 1_000 });
-        await session?.release();
-        return session?.messageCount;
-      }),
-    );
-    expect(counts).toEqual([7, 7, 6]);
+    // No busy wait at all: a transaction begun while the other store's is open would fail at once
+    // with SQLITE_BUSY (and with a busy timeout, block this thread, the other store's too, until it ran out).
+    const [first, second] = [storeAt(path, { busyTimeoutMs: 0 }), storeAt(path, { busyTimeoutMs: 0 })];
+    const one = await first?.open({ id: 'one', actor: 'ada', lockTimeoutMs: 1_000 });
+    const two = await second?.open({ id: 'two', actor: 'ada', lockTimeoutMs: 1_000 });
+    for (let round = 0; round < 10; round += 1) {
+      // Started in the same tick, so their transactions would interleave without the shared queue.
+      await Promise.all([
+        one?.write(write(`one-${round}`, [message(`one ${round}`)])),
+        two?.write(write(`two-${round}`, [message(`two ${round}`)])),
+      ]);
+    }
+    expect([one?.messageCount, two?.messageCount]).toEqual([10, 10]);
+    await one?.release();
+    await two?.release();
   });
 
   it('fences a write whose lease another store took over, and writes nothing', async () => {
