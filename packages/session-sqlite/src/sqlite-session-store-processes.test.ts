@@ -82,6 +82,17 @@ describe('starting', () => {
     const listed = await storeAt(path).list({ actor: 'starter' });
     expect(listed.sessions.map((summary) => summary.id).sort()).toEqual(['s0', 's1', 's2', 's3']);
   });
+  it('starts on a new file another program is writing to, once that program is done', async () => {
+    const path = join(directory, 'contended.db');
+    const holder = startNodeScript('hold-write-lock.mjs', [path, '500']);
+    await holder.waitForLine((line) => line === 'locked');
+    // The file is not in WAL mode yet, and switching it fails at once with SQLITE_BUSY (no busy
+    // wait) while the other program writes: the store tries again until it can.
+    const session = await storeAt(path).open({ id: 'chat', actor: 'ada', lockTimeoutMs: 1_000 });
+    expect(session.isNew).toBe(true);
+    await session.release();
+    expect(await holder.exited).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe('another process writing to the file', () => {
