@@ -37,9 +37,9 @@ const optionKeys = ['path', 'limits', 'leaseMs', 'busyTimeoutMs'];
 const limitKeys = Object.keys(defaultSessionLimits) as (keyof SessionLimits)[];
 
 /** How long a lease lasts unless told otherwise. */
-export const defaultLeaseMs = 30_000;
+const defaultLeaseMs = 30_000;
 /** How long a statement waits for another process's write unless told otherwise. */
-export const defaultBusyTimeoutMs = 5_000;
+const defaultBusyTimeoutMs = 5_000;
 
 function invalid(option: string, message: string): ConfigurationError {
   return new ConfigurationError(message, { code: 'SESSION_OPTION_INVALID', option });
