@@ -33,11 +33,6 @@ export class SqliteConnection {
     this.#busyTimeoutMs = busyTimeoutMs;
   }
 
-  /** The database file, for messages. */
-  get path(): string {
-    return this.#path;
-  }
-
   /** Runs `work` with the client, after every task queued before it. */
   read<Value>(work: (client: Client) => Promise<Value>): Promise<Value> {
     return this.#run(work);
@@ -75,7 +70,7 @@ export class SqliteConnection {
         return await work(this.#currentClient());
       } catch (error) {
         if (!GhostError.isInstance(error)) this.#dropClient();
-        throw this.failure(error);
+        throw this.#failure(error);
       }
     });
   }
@@ -112,7 +107,7 @@ export class SqliteConnection {
       await (await open(this.#path, 'a', 0o600)).close();
       file = await realpath(this.#path);
     } catch (error) {
-      throw this.failure(error);
+      throw this.#failure(error);
     }
     if (this.#queue === undefined) {
       const shared = shareFileQueue(file);
@@ -132,7 +127,7 @@ export class SqliteConnection {
         const isBusy =
           error instanceof LibsqlError && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED');
         if (!isBusy || Date.now() - startedAt >= Math.max(this.#busyTimeoutMs, 1_000))
-          throw this.failure(error);
+          throw this.#failure(error);
         await new Promise((resolve) =>
           setTimeout(resolve, Math.min(100, 5 * attempt) * (0.5 + Math.random())),
         );
@@ -171,9 +166,9 @@ export class SqliteConnection {
   }
 
   /** A failure as a `SessionStoreError` naming the store, the file and what to do. */
-  failure(error: unknown, sessionId?: string): Error {
+  #failure(error: unknown): Error {
     if (GhostError.isInstance(error)) return error;
-    const facts = { store: 'sqlite', cause: error, ...(sessionId === undefined ? {} : { sessionId }) };
+    const facts = { store: 'sqlite', cause: error };
     const where = `Session store 'sqlite' (${this.#path})`;
     const detail = error instanceof Error ? error.message : String(error);
     if (error instanceof LibsqlError) {

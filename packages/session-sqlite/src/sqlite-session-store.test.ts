@@ -279,6 +279,21 @@ describe('leases in one process', () => {
     await session.release();
   });
 
+  it('ends an open waiting for a session when its store closes, with a closed SessionStoreError', async () => {
+    const path = join(directory, 'close-while-waiting.db');
+    const holder = storeAt(path);
+    const held = await holder.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 0 });
+    const waiter = storeAt(path);
+    const waiting = failure(waiter.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 60_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waiter.close();
+    const error = await waiting;
+    expect(SessionStoreError.isInstance(error)).toBe(true);
+    expect((error as SessionStoreError).reason).toBe('closed');
+    await held.write(write('still-mine', [message('the holder goes on')]));
+    await held.release();
+  });
+
   it('keeps two stores over one file in this process from waiting on each other inside SQLite', async () => {
     const path = join(directory, 'two-stores.db');
     // No busy wait at all: a transaction begun while the other store's is open would fail at once

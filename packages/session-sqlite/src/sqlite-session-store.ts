@@ -126,6 +126,11 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
       store: 'sqlite',
       sessionId: id,
     });
+    if (closing !== undefined) {
+      // Closed while this open waited: hand the lease back rather than hold it past the close.
+      await connection.write((transaction) => dropLease(transaction, id, owner)).catch(() => undefined);
+      throw connection.closedError();
+    }
     const writer: SessionWriter = { sessionId: id, actor, owner, limits, leaseMs };
     const session = new SqliteOpenedSession({
       connection,
