@@ -146,26 +146,26 @@ describe('a holder in another process', () => {
 
   it('keeps a live holder’s session for several lease lengths while it renews', async () => {
     const path = join(directory, 'renewed.db');
-    const holder = startNodeScript('hold-session.mjs', [path, 'chat', '600']);
+    const holder = startNodeScript('hold-session.mjs', [path, 'chat', '1500']);
     await holder.waitForLine((line) => line === 'held');
-    const error = await failure(storeAt(path).open({ id: 'chat', actor: 'holder', lockTimeoutMs: 2_000 }));
+    const error = await failure(storeAt(path).open({ id: 'chat', actor: 'holder', lockTimeoutMs: 4_500 }));
     expect(SessionBusyError.isInstance(error)).toBe(true);
     expect((error as SessionBusyError).reason).toBe('timeout');
     holder.send('release');
     expect(await holder.exited).toEqual({ code: 0, signal: null });
   });
 
-  it('takes over from a stopped holder once its lease expires, and fences the holder’s late write', async () => {
-    const path = join(directory, 'stopped.db');
+  it('takes over from a stalled holder once its lease expires, and fences the holder’s late write', async () => {
+    const path = join(directory, 'stalled.db');
     const holder = startNodeScript('hold-session.mjs', [path, 'chat', '300']);
     await holder.waitForLine((line) => line === 'held');
-    holder.child.kill('SIGSTOP'); // alive, but no longer renewing
+    // Alive (its pid answers) but renewing nothing for 4 s; then it tries to write.
+    holder.send('stall 4000');
+    holder.send('write from the stalled holder');
     const store = storeAt(path);
-    const session = await store.open({ id: 'chat', actor: 'holder', lockTimeoutMs: 10_000 });
+    const session = await store.open({ id: 'chat', actor: 'holder', lockTimeoutMs: 3_000 });
     await session.write(write('mine', 'from the new holder'));
     await session.release();
-    holder.child.kill('SIGCONT');
-    holder.send('write from the stopped holder');
     const said = JSON.parse(await holder.waitForLine((line) => line.startsWith('{')));
     expect(said).toEqual({ code: 'SESSION_BUSY', reason: 'lock-lost' });
     expect((await historyOf(path, 'chat', 'holder')).map((record) => record.message)).toEqual([

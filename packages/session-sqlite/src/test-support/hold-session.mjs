@@ -1,6 +1,7 @@
 // Opens a session of a SQLite store and holds it, taking orders on standard input, one per line:
-// `write <text>` writes one message (prints { ok } or { code, reason }), `release` releases,
-// closes and exits. Prints `held` once it holds the session.
+// `write <text>` writes one message (prints { ok } or { code, reason }), `stall <ms>` blocks its
+// thread that long (alive, but renewing nothing, as a process stuck in synchronous work), `release`
+// releases, closes and exits. Prints `held` once it holds the session.
 // node hold-session.mjs <path> <session id> <leaseMs>
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -20,6 +21,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     } catch (error) {
       process.stdout.write(`${JSON.stringify({ code: error.code, reason: error.reason })}\n`);
     }
+  } else if (line.startsWith('stall ')) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(line.slice('stall '.length)));
   } else if (line === 'release') {
     await session.release();
     await store.close();
