@@ -354,6 +354,28 @@ describe('what a run that ends early leaves in its session', () => {
 });
 
 describe('run.session from a tool', () => {
+  it('refuses an operation id that no store could keep verbatim (empty, NUL, over 256 characters)', async () => {
+    const { runtime } = sessionRuntime();
+    const refusals: unknown[] = [];
+    const note = defineTool({
+      name: 'note',
+      description: 'Adds a note.',
+      input: Type.Object({}),
+      execute: async (_input, context) => {
+        for (const operationId of ['', 'a\u0000b', 'x'.repeat(257)]) {
+          const error = await context.run.session
+            ?.append([{ role: 'user', content: 'note' }], { operationId })
+            .catch((caught: unknown) => caught);
+          refusals.push(ConfigurationError.isInstance(error) && error.code);
+        }
+        return 'ok';
+      },
+    });
+    const model = new ScriptedModel([{ toolCalls: [{ name: 'note', input: {} }] }, { text: 'done' }]);
+    await defineAgent({ name: 'a', model, tools: [note] }).ask('hi', { runtime, session: chat });
+    expect(refusals).toEqual(['SESSION_OPTION_INVALID', 'SESSION_OPTION_INVALID', 'SESSION_OPTION_INVALID']);
+  });
+
   it('appends idempotently, replaces the tail by compare-and-swap, and pages the history', async () => {
     const { runtime, store } = sessionRuntime();
     const results: unknown[] = [];

@@ -6,7 +6,7 @@ import type { JsonObject } from './json.js';
 import { toJsonValue } from './json-value.js';
 import type { ModelMessage } from './model.js';
 import { SessionLimitError, SessionStoreError } from './session-errors.js';
-import { checkSessionActor, checkSessionId } from './session-identity.js';
+import { checkSessionActor, checkSessionId, checkSessionOperationId } from './session-identity.js';
 import { decodeSessionMessage, encodeSessionMessage } from './session-message-codec.js';
 import type {
   OpenedSessionV1,
@@ -222,7 +222,7 @@ export class OpenedRunSession implements RunSession {
    * `SessionConflictError`. They land before this run's own turn, which is written when the run ends.
    */
   async append(messages: readonly ModelMessage[], options: { readonly operationId: string }): Promise<void> {
-    const operationId = checkOperationId(options?.operationId);
+    const operationId = checkSessionOperationId(options?.operationId);
     await this.write({ operationId, messages });
   }
 
@@ -237,7 +237,7 @@ export class OpenedRunSession implements RunSession {
     readonly messages: readonly ModelMessage[];
     readonly operationId?: string;
   }): Promise<void> {
-    const operationId = checkOperationId(options?.operationId ?? randomUUID());
+    const operationId = checkSessionOperationId(options?.operationId ?? randomUUID());
     if (!Array.isArray(options.expectedTail)) {
       throw new ConfigurationError(
         'replace() takes expectedTail, the messages now at the end of the history.',
@@ -356,19 +356,6 @@ export function asSessionError(error: unknown, storeName: string, sessionId: str
     `Session store '${storeName}' failed on session '${sessionId}': ${message}. Check that its storage is reachable; nothing was written half-way.`,
     { store: storeName, reason: 'unavailable', sessionId, cause: error },
   );
-}
-
-function checkOperationId(operationId: unknown): string {
-  if (typeof operationId !== 'string' || operationId.length === 0 || operationId.length > 256) {
-    throw new ConfigurationError(
-      'A session write needs an operationId: a string of 1 to 256 characters, unique per write.',
-      {
-        code: 'SESSION_OPTION_INVALID',
-        option: 'operationId',
-      },
-    );
-  }
-  return operationId;
 }
 
 /**

@@ -14,7 +14,11 @@ function hasControlCharacter(value: string): boolean {
 // A surrogate without its pair cannot be encoded as UTF-8, so no store could keep it verbatim.
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function checkIdentifier(value: unknown, what: 'session id' | 'actor', option: string): string {
+function checkIdentifier(
+  value: unknown,
+  what: 'session id' | 'actor' | 'operation id',
+  option: string,
+): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxSessionIdLength) {
     const got =
       typeof value === 'string' ? `${value.length} characters` : value === null ? 'null' : typeof value;
@@ -44,4 +48,12 @@ export function checkSessionId(id: unknown, option = 'session.id'): string {
 /** Checks an actor the way {@link checkSessionId} checks an id. */
 export function checkSessionActor(actor: unknown, option = 'session.actor'): string {
   return checkIdentifier(actor, 'actor', option);
+}
+
+/**
+ * Checks the operation id of a session write (`run.session.append`'s `operationId`) the way
+ * {@link checkSessionId} checks an id, so a store can keep it verbatim.
+ */
+export function checkSessionOperationId(operationId: unknown, option = 'operationId'): string {
+  return checkIdentifier(operationId, 'operation id', option);
 }

@@ -110,7 +110,11 @@ export interface OpenedSessionV1 {
   history(request: { readonly limit: number; readonly before?: number }): Promise<readonly SessionRecord[]>;
   /** Applies a write atomically (see {@link SessionWrite}); the session is created by its first write. */
   write(write: SessionWrite): Promise<SessionWriteResult>;
-  /** Releases the lock. Safe to call more than once; later writes fail. */
+  /**
+   * Releases the lock. Safe to call more than once; later writes fail. It should not reject: a store
+   * that cannot reach its storage lets the lease expire instead (a rejection here fails the run's
+   * cleanup with a `CleanupError`).
+   */
   release(): Promise<void>;
 }
 

@@ -19,7 +19,12 @@ export {
   SessionLimitError,
   SessionStoreError,
 } from '../session-errors.js';
-export { checkSessionActor, checkSessionId, maxSessionIdLength } from '../session-identity.js';
+export {
+  checkSessionActor,
+  checkSessionId,
+  checkSessionOperationId,
+  maxSessionIdLength,
+} from '../session-identity.js';
 export { encodeSessionMessage } from '../session-message-codec.js';
 export {
   defaultSessionLimits,
