@@ -130,14 +130,16 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
       `SELECT position, message, operation_id, outcome,
               (extract(epoch FROM created_at) * 1000)::float8 AS created_ms
        FROM ${this.#context.tables.messages}
-       WHERE session_sequence = $1 AND position < $2
-       ORDER BY position DESC
-       LIMIT $3`,
-      [this.#sequence, end, count],
+       WHERE session_sequence = $1 AND position >= $2 AND position < $3
+       ORDER BY position`,
+      // Positions are contiguous, so both bounds are known: the planner reads the window's rows
+      // whatever its statistics say (with only an upper bound and statistics from before the
+      // session grew, it read all 10,000 rows of a session and sorted them).
+      [this.#sequence, end - count, end],
       'reading the history',
       this.id,
     );
-    const records = rows.map((row) => readRecord(row, this.id)).reverse();
+    const records = rows.map((row) => readRecord(row, this.id));
     // Positions are contiguous from 0: the window is exactly [end - count, end).
     for (const [index, record] of records.entries()) {
       if (record.position !== end - count + index) {
