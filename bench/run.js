@@ -2,8 +2,9 @@
 // Code-mode figures come from code-mode.js, the bubblewrap sandbox's from sandbox.js, the
 // engines side by side from engines.js, and code mode against direct tool calls through a real
 // provider from model-turns.js, cold start (fresh Node processes: imports, session open, first
-// result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, and memory with
-// 1 to 200 concurrent sessions from sessions.js.
+// result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, memory with
+// 1 to 200 concurrent sessions from sessions.js, and what a conversation's turn costs in each session
+// store from session-stores.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
@@ -14,6 +15,7 @@ import { hostCostFigures, roundTripComparison } from './host-cpu.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { sandboxFigures } from './sandbox.js';
+import { printSessionStoreFigures, sessionStoreFigures } from './session-stores.js';
 import { printSessionFigures, sessionFigures } from './sessions.js';
 
 const runtime = createRuntime();
@@ -47,6 +49,7 @@ const modelTurns = await modelTurnFigures();
 const coldStart = await coldStartFigures();
 const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
+const sessionStores = await sessionStoreFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([
   ...results,
@@ -76,4 +79,5 @@ console.log(
 );
 printModelTurnFigures(modelTurns);
 if (sessions) printSessionFigures(sessions);
+printSessionStoreFigures(sessionStores);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);
