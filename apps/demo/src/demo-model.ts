@@ -1,5 +1,5 @@
 import type { ModelV1 } from '@ghost/core';
-import { createScriptedResearchModel } from './research-agent.js';
+import { createScriptedFollowUpModel, createScriptedResearchModel } from './research-agent.js';
 
 /** The model the demo talks to, and how to say which it is. */
 export interface DemoModel {
@@ -18,9 +18,10 @@ export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-5';
  * Picks the demo's model from the environment: `GHOST_MODEL` (any model string, such as
  * `openai-compatible:http://127.0.0.1:11434/v1#qwen2.5-coder` for a local Ollama), else OpenAI
  * when `OPENAI_API_KEY` is set, else Anthropic when `ANTHROPIC_API_KEY` is, else the scripted
- * model, which needs no key and no network.
+ * model, which needs no key and no network (scripted for the first question, or for the follow-up
+ * when `isFollowUp`).
  */
-export function chooseDemoModel(environment: NodeJS.ProcessEnv = process.env): DemoModel {
+export function chooseDemoModel(environment: NodeJS.ProcessEnv = process.env, isFollowUp = false): DemoModel {
   const named = environment.GHOST_MODEL?.trim();
   if (named) {
     return { model: named, description: `The model is ${named} (from GHOST_MODEL).`, isScripted: false };
@@ -40,7 +41,7 @@ export function chooseDemoModel(environment: NodeJS.ProcessEnv = process.env): D
     };
   }
   return {
-    model: createScriptedResearchModel(),
+    model: isFollowUp ? createScriptedFollowUpModel() : createScriptedResearchModel(),
     description:
       'The model is scripted (no API key needed): set OPENAI_API_KEY, ANTHROPIC_API_KEY or GHOST_MODEL to use a real one.',
     isScripted: true,

@@ -1,5 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chooseDemoModel, defaultAnthropicModel, defaultOpenAIModel } from './demo-model.js';
 import { researchProgram } from './research-agent.js';
@@ -70,6 +73,17 @@ async function startModelServer(requests: Record<string, unknown>[]): Promise<st
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
 
+const folders: string[] = [];
+afterEach(async () => {
+  for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+});
+
+async function temporaryFolder(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'ghost-demo-test-'));
+  folders.push(folder);
+  return folder;
+}
+
 describe('the demo with a real model', () => {
   it('picks the model from GHOST_MODEL, then the API keys, else the scripted one', () => {
     expect(chooseDemoModel({ GHOST_MODEL: 'anthropic:claude-opus-4-1', OPENAI_API_KEY: 'k' }).model).toBe(
@@ -90,7 +104,10 @@ describe('the demo with a real model', () => {
       (text) => {
         output += text;
       },
-      { GHOST_MODEL: `openai-compatible:${baseURL}#research-demo` },
+      {
+        GHOST_MODEL: `openai-compatible:${baseURL}#research-demo`,
+        GHOST_DEMO_CONVERSATION: join(await temporaryFolder(), 'conversation.db'),
+      },
     );
     expect(outcome).toBe('completed');
     expect(output).toContain(`The model is openai-compatible:${baseURL}#research-demo (from GHOST_MODEL).`);

@@ -51,6 +51,30 @@ export function createScriptedResearchModel(): ScriptedModel {
   );
 }
 
+/** What the demo asks first, and what it asks once the conversation has begun. */
+export const firstQuestion = 'What are the refund and shipping policies?';
+export const followUpQuestion = 'Could I still get a refund for an order I placed 40 days ago?';
+
+/**
+ * The scripted answer to the follow-up: from the conversation, with no program, as a model that
+ * remembers the first answer would give it.
+ */
+export function createScriptedFollowUpModel(): ScriptedModel {
+  return new ScriptedModel(
+    [
+      {
+        text: [
+          'No: as the help center said earlier, refunds are available within 30 days, ',
+          'and 40 days is past that.',
+        ],
+        delayMs: 15,
+        usage: { inputTokens: 611, outputTokens: 24 },
+      },
+    ],
+    { provider: 'scripted', modelId: 'research-demo' },
+  );
+}
+
 /**
  * The spec's research agent in code mode. Programs run in QuickJS in a fresh host process per
  * program, inside the native sandbox (bubblewrap on Linux, from `@ghost/sandbox-bwrap`): code
@@ -60,7 +84,7 @@ export function createResearchAgent(model: ModelV1 | string = createScriptedRese
   return defineAgent({
     name: 'research',
     instructions:
-      'You are a support researcher. Answer from the help center only: look every topic up with one program that calls the lookups in parallel, then answer in two short sentences.',
+      'You are a support researcher. Answer from the help center only: look every topic you have not looked up yet in this conversation up with one program that calls the lookups in parallel, then answer in two short sentences.',
     model,
     tools: [helpCenterLookup],
     codeMode: codeMode({ engine: 'quickjs' }),

@@ -1,6 +1,7 @@
 import { createRuntime, type SandboxBackendV1, type StreamEvent } from '@ghost/core';
+import { openDemoConversation } from './demo-conversation.js';
 import { chooseDemoModel } from './demo-model.js';
-import { createResearchAgent } from './research-agent.js';
+import { createResearchAgent, firstQuestion, followUpQuestion } from './research-agent.js';
 
 /** Names the sandbox that contained the program and what it enforced, as its own detection reports. */
 async function describeSandbox(sandbox: SandboxBackendV1 | undefined): Promise<string> {
@@ -17,8 +18,6 @@ async function describeSandbox(sandbox: SandboxBackendV1 | undefined): Promise<s
 
 /** Where the demo writes: stdout in the app, a buffer in tests. */
 export type Write = (text: string) => void;
-
-const question = 'What are the refund and shipping policies?';
 
 function formatMs(milliseconds: number): string {
   return milliseconds < 1000 ? `${milliseconds.toFixed(0)} ms` : `${(milliseconds / 1000).toFixed(2)} s`;
@@ -40,21 +39,46 @@ function indent(text: string): string {
 /**
  * Runs the research agent once in code mode and prints it for a person: the program the model
  * wrote, each tool call the program made (brokered back to this process), the program's result,
- * the answer as it streams, and a summary. Returns the run's outcome.
+ * the answer as it streams, and a summary. The conversation is a session kept in a SQLite file
+ * (`GHOST_DEMO_CONVERSATION`, see `demoConversationPath`): the first run asks about the policies, the
+ * next ones ask a follow-up the model answers from the conversation. Returns the run's outcome.
  */
 export async function runDemo(write: Write, environment: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const choice = chooseDemoModel(environment);
+  const conversation = await openDemoConversation(environment);
+  try {
+    return await runDemoTurn(write, environment, conversation);
+  } finally {
+    await conversation.store.close();
+  }
+}
+
+async function runDemoTurn(
+  write: Write,
+  environment: NodeJS.ProcessEnv,
+  conversation: Awaited<ReturnType<typeof openDemoConversation>>,
+): Promise<string> {
+  const isFollowUp = conversation.earlierMessages > 0;
+  const question = isFollowUp ? followUpQuestion : firstQuestion;
+  const choice = chooseDemoModel(environment, isFollowUp);
   const agent = createResearchAgent(choice.model);
   // Built-in plugins ('quickjs', 'openai') are imported from the application's directory; the demo
   // may run from the repository root, so it imports them from its own package instead.
-  const runtime = createRuntime({ importModule: (specifier) => import(specifier) });
+  const runtime = createRuntime({
+    importModule: (specifier) => import(specifier),
+    sessionStore: conversation.store,
+  });
   const startedAt = performance.now();
   write('Ghost demo: a research agent in code mode.\n');
   write(`${choice.description}\n`);
-  write('The program, engine, sandbox, tools and events are real.\n\n');
+  write('The program, engine, sandbox, tools and events are real.\n');
+  write(
+    isFollowUp
+      ? `The conversation continues from ${conversation.path} (${conversation.earlierMessages} messages so far); delete the file to start over.\n\n`
+      : `The conversation is kept in ${conversation.path}: run the demo again to continue it.\n\n`,
+  );
   write(`> ${question}\n\n`);
 
-  const stream = agent.streamAsk(question, { runtime });
+  const stream = agent.streamAsk(question, { runtime, session: conversation.session });
   let isMidLine = false;
   const endLine = () => {
     if (isMidLine) write('\n');
@@ -92,12 +116,16 @@ export async function runDemo(write: Write, environment: NodeJS.ProcessEnv = pro
     }
   }
   const run = await stream.run;
+  await runtime.close();
   write('\n');
   write(`outcome: ${run.outcome}\n`);
   write(`turns:   ${run.result?.turns ?? 0}, tool calls: ${run.result?.toolCalls ?? 0}\n`);
   write(`usage:   ${formatUsage(run.usage)} tokens\n`);
   write(`sandbox: ${await describeSandbox(run.sandbox)}\n`);
   write(`time:    ${formatMs(performance.now() - startedAt)}\n`);
+  write(
+    `session: '${conversation.session.id}' of ${conversation.session.actor}, ${run.session?.messageCount ?? 0} messages in ${conversation.path}\n`,
+  );
   if (run.error) write(`error:   ${run.error.message}\n`);
   return run.outcome ?? 'failed';
 }
