@@ -226,7 +226,8 @@ describeWithPostgres('postgresSessionStore', ({ cluster }) => {
         }
         for (const child of node.Plans ?? []) visit(child as typeof node);
       };
-      visit((rows[0]?.['QUERY PLAN'] as [{ Plan: { Plans?: unknown[] } }])[0].Plan);
+      const [explained] = (rows[0] as { 'QUERY PLAN': [{ Plan: { Plans?: unknown[] } }] })['QUERY PLAN'];
+      visit(explained.Plan);
       expect(reads).toEqual(['Index Scan 50']);
     });
   });
