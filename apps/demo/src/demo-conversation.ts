@@ -17,7 +17,7 @@ export interface DemoConversation {
  * `$XDG_STATE_HOME/ghost/demo-conversation.db` (`~/.local/state/ghost/...`), which outlives the
  * checkout's builds and a reboot.
  */
-export function demoConversationPath(environment: NodeJS.ProcessEnv): string {
+function demoConversationPath(environment: NodeJS.ProcessEnv): string {
   const chosen = environment.GHOST_DEMO_CONVERSATION?.trim();
   if (chosen) return chosen;
   const stateHome = environment.XDG_STATE_HOME?.trim() || join(homedir(), '.local', 'state');
