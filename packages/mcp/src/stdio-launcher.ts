@@ -23,7 +23,7 @@ const { dirname } = require('node:path');
 const [cgroupArgument, command, ...args] = process.argv.slice(1); // with -e, argv has no script path
 const cgroup = cgroupArgument === '' ? undefined : cgroupArgument;
 const graceMs = 2000;
-const settleMs = 2000;
+const settleMs = 5000;
 let exitCode = null;
 
 const moveTo = (directory) => {
@@ -107,13 +107,18 @@ const end = async (code) => {
   findOutsiders();
   signalAll('SIGKILL');
   if (cgroup !== undefined) {
+    // rmdir is retried too: a cgroup whose last member has just exited can still be busy for a
+    // moment, and on a loaded machine that moment outlasted a single attempt.
     const until = Date.now() + settleMs;
-    while (cgroupMembers().length > 0 && Date.now() < until) {
+    for (;;) {
+      if (cgroupMembers().length === 0) {
+        try { rmdirSync(cgroup); break; } catch (error) { if (error.code === 'ENOENT') break; }
+      }
+      if (Date.now() >= until) break;
       if (!isWatchdogInCgroup) { try { writeFileSync(cgroup + '/cgroup.kill', '1', { flag: 'r+' }); } catch {} }
       signalAll('SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    try { rmdirSync(cgroup); } catch {}
   }
   process.exit(code);
 };

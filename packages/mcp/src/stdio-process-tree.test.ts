@@ -162,7 +162,7 @@ describe('when the application is killed with SIGKILL', () => {
       await parent.kill();
       await waitUntilGone(marker);
       expect(processesWith(marker)).toEqual([]);
-      for (let attempt = 0; attempt < 50 && existsSync(cgroup); attempt += 1) {
+      for (let attempt = 0; attempt < 150 && existsSync(cgroup); attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(existsSync(cgroup)).toBe(false);
