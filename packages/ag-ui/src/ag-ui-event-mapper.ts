@@ -15,6 +15,7 @@ import {
   type StreamedReasoning,
   type StreamedTurn,
 } from './messages-snapshot.js';
+import { SubagentEventMapper } from './subagent-event-mapper.js';
 import { tokenUsageOf } from './token-usage.js';
 
 /** Options of {@link AgUiEventMapper} and `toAgUiEvents`. */
@@ -56,6 +57,12 @@ export function stepNameOf(turn: number): string {
  *   them and tagged `metadata.ghost.parentToolCallId`; `exec`, `wait` and `stop` stay hidden, as
  *   in Ghost's stream. Programs and model retries appear as `CUSTOM` events named
  *   `ghost.program_start`, `ghost.program_stop` and `ghost.model_retry`.
+ * - A run streamed with `includeAgentEvents` shows the agents nested in it (`agent.asTool()`):
+ *   `SUBAGENT_STARTED` (`subagentRunId` = the agent's invocation id, `parentToolCallId` = the
+ *   tool call that ran it), each of its turns' text as a text message of its own attributed to
+ *   it (`subagentRunId`, `name`), then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`. Its text stays in
+ *   the snapshot, before the result of the run's tool call it ran under; sent back, it is left
+ *   out of the model's conversation (`conversationFromAgUi`).
  * - The run ends with a `MESSAGES_SNAPSHOT` of its conversation (see `messagesSnapshotOf`), then:
  *   completed → `RUN_FINISHED` (outcome `success`, `result` = the structured output if any);
  *   cancelled → `RUN_FINISHED` with outcome `cancelled`; failed → `RUN_ERROR` with Ghost's
@@ -88,6 +95,7 @@ export class AgUiEventMapper {
   readonly #parentMessageIds = new Map<string, string>();
   readonly #resultMessageIds = new Map<string, string>();
   readonly #knownMessageIds = new Set<string>();
+  readonly #subagents = new SubagentEventMapper();
   #terminal: TerminalEvent | undefined;
 
   constructor(options: AgUiEventMapperOptions) {
@@ -190,16 +198,20 @@ export class AgUiEventMapper {
       case 'program_stop':
         out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.program_stop', value: event.data });
         break;
+      case 'agent_stream':
+        this.#subagents.map(out, event as StreamEventOf<'agent_stream'>);
+        break;
       case 'run_stop':
       case 'run_error':
       case 'run_partial':
       case 'run_cancel':
         this.#closeTurnOutput(out, timestamp);
         this.#closeStep(out, timestamp);
+        this.#subagents.finish(out, timestamp);
         this.#terminal = event as TerminalEvent;
         break;
       default:
-        // usage, invocation_start/stop, agent_stream and events added later carry nothing AG-UI shows.
+        // usage, invocation_start/stop/error and events added later carry nothing AG-UI shows.
         break;
     }
     return out;
@@ -215,6 +227,7 @@ export class AgUiEventMapper {
     const timestamp = Date.now();
     this.#closeTurnOutput(out, timestamp);
     this.#closeStep(out, timestamp);
+    this.#subagents.finish(out, timestamp);
     if (run !== undefined && this.#options.messagesSnapshot !== false) {
       out.push({ type: EventType.MESSAGES_SNAPSHOT, timestamp, messages: this.#snapshot(run) });
     }
@@ -232,7 +245,11 @@ export class AgUiEventMapper {
       streamedToolCallIds: this.#streamedToolCallIds,
       brokeredCalls: [...this.#brokeredCalls.values()],
       resultMessageIds: this.#resultMessageIds,
-      knownMessageIds: this.#knownMessageIds,
+      subagentMessages: this.#subagents.messages,
+      knownMessageIds: new Set([
+        ...this.#knownMessageIds,
+        ...this.#subagents.messages.map((message) => message.messageId),
+      ]),
       newId: randomUUID,
     });
   }

@@ -77,6 +77,8 @@ function toolMessageOf(message: ToolMessage, toolName: string, where: string): M
  * - `reasoning` messages Ghost produced go back to the assistant message after them, with what
  *   their provider needs (signatures, encrypted reasoning) from `encryptedValue`; other reasoning
  *   messages are left out, since no model could be sent them.
+ * - Messages attributed to an agent nested in a run (`subagentRunId`, from a run streamed with
+ *   `includeAgentEvents`) are left out: the model saw that agent's answer as its tool call's result.
  * - `activity` messages are the UI's own and are left out; `system` and `developer` messages are
  *   left out or refused (see {@link ConversationFromAgUiOptions.systemMessages}).
  * - Calls a code-mode program made are left out when the thread holds the `exec` call they ran
@@ -111,6 +113,8 @@ export function conversationFromAgUi(
   };
   for (const [index, message] of messages.entries()) {
     const where = `messages[${index}]`;
+    // A nested agent's own messages: the model saw its answer as the result of the call that ran it.
+    if (message.subagentRunId !== undefined) continue;
     switch (message.role) {
       case 'system':
       case 'developer':

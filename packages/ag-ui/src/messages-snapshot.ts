@@ -2,6 +2,7 @@ import type { Message, ToolCall } from '@ag-ui/core';
 import type { Artifact, ModelAssistantMessage, ModelMessage, ModelToolMessage } from '@ghost/core';
 import { toolContentToAgUi, userContentToAgUi } from './content-parts.js';
 import { reasoningValueOf } from './ghost-fields.js';
+import type { StreamedSubagentMessage } from './subagent-event-mapper.js';
 
 /** A streamed reasoning message: its id and the text streamed into it. */
 export interface StreamedReasoning {
@@ -49,6 +50,8 @@ export interface SnapshotSource {
   readonly brokeredCalls: readonly StreamedBrokeredCall[];
   /** The message id each tool result was streamed under, by tool call id. */
   readonly resultMessageIds: ReadonlyMap<string, string>;
+  /** Nested agents' text messages (a run streamed with `includeAgentEvents`), in stream order. */
+  readonly subagentMessages?: readonly StreamedSubagentMessage[];
   /** Every message id the client holds: the input's and those the stream created. */
   readonly knownMessageIds: ReadonlySet<string>;
   readonly newId: () => string;
@@ -87,9 +90,29 @@ class SnapshotBuilder {
   #turn = 0;
   /** Results of program calls, added after the tool results of the assistant message they ran under. */
   #pendingBrokeredResults: Message[] = [];
+  /** Nested agents' messages not placed yet, by the run's tool call they ran under. */
+  readonly #subagentMessages = new Map<string | undefined, Message[]>();
 
   constructor(source: SnapshotSource) {
     this.#source = source;
+    for (const message of source.subagentMessages ?? []) {
+      const placed = this.#subagentMessages.get(message.rootToolCallId) ?? [];
+      placed.push({
+        id: message.messageId,
+        role: 'assistant',
+        content: message.text,
+        name: message.name,
+        subagentRunId: message.subagentRunId,
+      });
+      this.#subagentMessages.set(message.rootToolCallId, placed);
+    }
+  }
+
+  /** The nested agents' messages of one tool call, once: they go before its result. */
+  #takeSubagentMessages(toolCallId: string | undefined): Message[] {
+    const messages = this.#subagentMessages.get(toolCallId) ?? [];
+    this.#subagentMessages.delete(toolCallId);
+    return messages;
   }
 
   add(message: ModelMessage, isRunMessage: boolean): void {
@@ -117,6 +140,9 @@ class SnapshotBuilder {
 
   finish(): Message[] {
     this.#flushBrokeredResults();
+    // Those whose call has no result (the run ended during it) come last, as they were shown.
+    for (const messages of this.#subagentMessages.values()) this.messages.push(...messages);
+    this.#subagentMessages.clear();
     return this.messages;
   }
 
@@ -151,6 +177,7 @@ class SnapshotBuilder {
         ),
       );
       if (call.result === undefined) continue;
+      this.#pendingBrokeredResults.push(...this.#takeSubagentMessages(call.toolCallId));
       this.#pendingBrokeredResults.push({
         id: call.result.messageId,
         role: 'tool',
@@ -180,6 +207,7 @@ class SnapshotBuilder {
     // answered for the client (see conversationFromAgUi).
     const isControl =
       isRunMessage && streamedId === undefined && !streamedToolCallIds.has(message.toolCallId);
+    if (isRunMessage) this.messages.push(...this.#takeSubagentMessages(message.toolCallId));
     this.messages.push({
       id: streamedId ?? newId(),
       role: 'tool',
@@ -223,8 +251,9 @@ function keepOrderForClient(messages: Message[], known: ReadonlySet<string>, new
  * The messages of an AG-UI `MESSAGES_SNAPSHOT` at the end of a run: the thread as the client
  * sent it, then the run's conversation (what the model saw, code mode's `exec` calls and results
  * included, tagged `metadata.ghost.control`), with the calls its programs made under the
- * assistant message that ran them (tagged `metadata.ghost.parentToolCallId`), and the text of a
- * turn cut short. Sent back as the next request's `messages`, it gives the model this run's
+ * assistant message that ran them (tagged `metadata.ghost.parentToolCallId`), the text of the
+ * agents nested in the run (attributed with `subagentRunId`) before the result of the call they
+ * ran under, and the text of a turn cut short. Sent back as the next request's `messages`, it gives the model this run's
  * conversation exactly (see `conversationFromAgUi`).
  */
 export function messagesSnapshotOf(source: SnapshotSource): Message[] {

@@ -246,6 +246,122 @@ describe('toAgUiEvents', () => {
     expect(ofType(events, EventType.RUN_FINISHED)[0]?.result).toEqual({ days: 5 });
   });
 
+  it('shows nested agents (includeAgentEvents) as subagents with their own attributed text, kept out of the conversation', async () => {
+    const researcher = defineAgent({
+      name: 'researcher',
+      model: new ScriptedModel([
+        {
+          text: 'Checking the help center.',
+          toolCalls: [{ name: 'help_center_lookup', input: { topic: 'refunds' } }],
+        },
+        { text: ['Refunds take ', '5 business days.'] },
+      ]),
+      tools: [lookup],
+    });
+    const failing = defineAgent({
+      name: 'checker',
+      model: new MockModel({
+        // biome-ignore lint/correctness/useYield: a model that fails before its first part
+        stream: async function* () {
+          throw new Error('connection reset');
+        },
+      }),
+    });
+    const model = new ScriptedModel([
+      {
+        text: 'Asking.',
+        toolCalls: [
+          { id: 'call_research', name: 'researcher', input: { input: 'How long do refunds take?' } },
+          { id: 'call_check', name: 'checker', input: { input: 'Check it.' } },
+        ],
+      },
+      { text: 'Five business days.' },
+    ]);
+    const agent = defineAgent({
+      name: 'support',
+      model,
+      tools: [researcher.asTool(), failing.asTool()],
+      limits: { maxParallelToolCalls: 1 },
+    });
+    const stream = agent.streamAsk(conversationFromAgUi(input), { includeAgentEvents: true });
+    const events = await checkedEvents(
+      await collect(toAgUiEvents(stream, { threadId: 'thread-1', inputMessages: input })),
+    );
+    const run = await stream.run;
+    expect(run.outcome).toBe('completed');
+
+    const [researchStarted, checkStarted] = ofType(events, EventType.SUBAGENT_STARTED);
+    expect(researchStarted).toMatchObject({ name: 'researcher', parentToolCallId: 'call_research' });
+    expect(checkStarted).toMatchObject({ name: 'checker', parentToolCallId: 'call_check' });
+    const researchId = researchStarted?.subagentRunId;
+    // Each of the researcher's turns is a text message of its own, attributed to it.
+    const subagentTexts = ofType(events, EventType.TEXT_MESSAGE_START).filter(
+      (event) => event.subagentRunId === researchId,
+    );
+    expect(subagentTexts).toHaveLength(2);
+    expect(subagentTexts.every((event) => event.name === 'researcher' && event.role === 'assistant')).toBe(
+      true,
+    );
+    const contents = ofType(events, EventType.TEXT_MESSAGE_CONTENT);
+    expect(
+      contents.filter((event) => event.subagentRunId === researchId).map((event) => event.delta),
+    ).toEqual(['Checking the help center.', 'Refunds take ', '5 business days.']);
+    // The run's own text is not mixed with it.
+    expect(contents.filter((event) => event.subagentRunId === undefined).map((event) => event.delta)).toEqual(
+      ['Asking.', 'Five business days.'],
+    );
+    expect(ofType(events, EventType.SUBAGENT_FINISHED)).toEqual([
+      expect.objectContaining({ subagentRunId: researchId, outcome: { type: 'success' } }),
+    ]);
+    expect(ofType(events, EventType.SUBAGENT_ERROR)).toEqual([
+      expect.objectContaining({
+        subagentRunId: checkStarted?.subagentRunId,
+        code: 'MODEL_FAILED',
+        message: 'Model mock:mock-model failed on turn 1: connection reset',
+      }),
+    ]);
+
+    // The snapshot keeps the researcher's text before the result of the call that ran it; sent
+    // back, it is left out, and the conversation is exactly the run's.
+    const snapshot = snapshotOf(events);
+    expect(
+      snapshot.map((message) => `${message.role}${message.subagentRunId === undefined ? '' : ' (subagent)'}`),
+    ).toEqual([
+      'user',
+      'assistant',
+      'assistant (subagent)',
+      'assistant (subagent)',
+      'tool',
+      'tool',
+      'assistant',
+    ]);
+    expect(snapshot[2]).toMatchObject({
+      id: subagentTexts[0]?.messageId,
+      content: 'Checking the help center.',
+      name: 'researcher',
+      subagentRunId: researchId,
+    });
+    expect(snapshot[4]).toMatchObject({
+      toolCallId: 'call_research',
+      content: 'Refunds take 5 business days.',
+    });
+    expect(conversationFromAgUi(snapshot)).toEqual(run.messages);
+  });
+
+  it('ignores nested agents’ events for a run streamed without includeAgentEvents', async () => {
+    const researcher = defineAgent({ name: 'researcher', model: new ScriptedModel([{ text: 'Found.' }]) });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'researcher', input: { input: 'dig' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = defineAgent({ name: 'support', model, tools: [researcher.asTool()] });
+    const events = await checkedEvents(
+      await collect(toAgUiEvents(agent.streamAsk('go'), { threadId: 'thread-1' })),
+    );
+    expect(ofType(events, EventType.SUBAGENT_STARTED)).toEqual([]);
+    expect(ofType(events, EventType.TEXT_MESSAGE_CONTENT).map((event) => event.delta)).toEqual(['Done.']);
+  });
+
   it('needs a thread id', () => {
     expect(() => new AgUiEventMapper({ threadId: '' })).toThrow(/non-empty threadId/);
   });

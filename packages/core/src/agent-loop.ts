@@ -39,10 +39,21 @@ import { Usage } from './usage.js';
 export interface AgentLimits extends ModelStreamLimits {
   /** Model turns per run. Default 100. */
   readonly maxTurns: number;
-  /** Tool calls per run, direct and brokered. Default 1,000. */
+  /**
+   * Tool calls per invocation of the agent, direct and brokered, counting those of the agents it
+   * runs nested (each of which also keeps its own `maxToolCalls`): so the run's own agent's limit
+   * bounds the tool calls of the whole run. Default 1,000.
+   */
   readonly maxToolCalls: number;
   /** Tool calls of one model turn that run at the same time. Default 8. */
   readonly maxParallelToolCalls: number;
+  /**
+   * How many levels of agents may run nested below this one (an agent it runs as a tool is one
+   * level, an agent that one runs is two). Every agent above a nested one applies its own
+   * `maxDepth` too, so the tightest wins. Past it, the tool call that would run the agent fails
+   * with an `AgentLimitError` the model reads. Default 8.
+   */
+  readonly maxDepth: number;
 }
 
 /** What the loop needs of the agent. */
@@ -56,8 +67,6 @@ export interface AgentLoopInput {
   readonly limits: AgentLimits;
   /** The conversation so far, ending with what the model is asked now. */
   readonly messages: readonly ModelMessage[];
-  /** The text of the user's latest message, for `invocation_start`. */
-  readonly inputText: string;
   /** When set, the final answer must be JSON matching this schema (one repair turn). */
   readonly output?: StructuredOutput;
   readonly settings?: ModelSettings;
@@ -353,17 +362,12 @@ function parseArguments(call: ModelToolCall): ToolCallRequest {
 }
 
 /**
- * The agent's tool loop: ask the model, run the tools it calls (concurrently, bounded; exclusive
+ * The agent's tool loop (its caller announces the invocation: `invocation_start` before,
+ * `invocation_stop` or `invocation_error` after): ask the model, run the tools it calls (concurrently, bounded; exclusive
  * tools alone), give it the results, and repeat until it answers without calling a tool.
  */
 export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution): Promise<RunResult> {
   const { emit, runContext } = execution;
-  const { invocation } = runContext;
-  emit('invocation_start', {
-    invocationId: invocation.invocationId,
-    agentName: loop.agentName,
-    input: loop.inputText,
-  });
   const messages: ModelMessage[] = [...loop.messages];
   execution.recordTranscript(messages);
   const controlToolNames = loop.controlToolNames ?? new Set<string>();
@@ -448,7 +452,6 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     for (const interjection of delivered) interjection.reject(error);
     throw error;
   }
-  emit('invocation_stop', { invocationId: invocation.invocationId, response: text });
   return {
     text,
     turns: turn,

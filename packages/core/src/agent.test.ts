@@ -68,6 +68,7 @@ describe('defineAgent', () => {
       maxTurns: 100,
       maxToolCalls: 1000,
       maxParallelToolCalls: 8,
+      maxDepth: 8,
       maxToolCallsPerAnswer: 1000,
       maxToolCallBytes: 8 * 1024 * 1024,
       maxAnswerBytes: 64 * 1024 * 1024,

@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { Static, TSchema } from 'typebox';
+import type { Static, TObject, TSchema, TString } from 'typebox';
 import type { AgentCodeMode, AgentCodeModeRun, PreparedAgentCodeMode } from './agent-code-mode.js';
 import { type AgentInput, conversationOf, latestUserText } from './agent-input.js';
 import { type AgentLimits, type AgentLoopInput, runAgentLoop } from './agent-loop.js';
-import { ConfigurationError } from './errors.js';
-import type { ModelSettings, ModelV1, ProviderOptions } from './model.js';
+import { type AgentToolOptions, agentTool } from './agent-tool.js';
+import { CancelledError, ConfigurationError, DeadlineExceededError } from './errors.js';
+import type { ModelMessage, ModelSettings, ModelV1, ProviderOptions } from './model.js';
 import { defaultModelStreamLimits } from './model.js';
-import { Run, type RunStream } from './run.js';
-import type { Invocation } from './run-context.js';
+import { bindInvocationScope, registerNestableAgent } from './nested-agent.js';
+import { Run, type RunEntrypoint, type RunExecution, type RunResult, type RunStream } from './run.js';
+import { type Invocation, stopReason } from './run-context.js';
 import { checkSessionOptions, type SessionOptions } from './run-session.js';
 import { RunTools } from './run-tools.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
-import { prepareStructuredOutput } from './structured-output.js';
+import type { StreamEventDataMap } from './stream-event.js';
+import { prepareStructuredOutput, type StructuredOutput } from './structured-output.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
-import { runToolCall, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
+import { runToolCall, summarizeError, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
 import { isToolSource, type ToolSource } from './tool-source.js';
 
@@ -94,6 +97,14 @@ export interface AskOptions {
   readonly modelSettings?: ModelSettings;
   /** Provider options for this run, over the agent's, provider by provider. */
   readonly providerOptions?: ProviderOptions;
+  /**
+   * Stream the events of agents nested in the run (agents its tools run, `agent.asTool()`) as
+   * `agent_stream` events, each with its source and a frozen copy of the agent's event. Without
+   * it only the run's own agent's events are streamed (a nested agent shows as the tool call
+   * that ran it). They hold what every participating agent sees and says: ask for them only for
+   * a destination that may see all of it. Default false.
+   */
+  readonly includeAgentEvents?: boolean;
 }
 
 /** {@link AskOptions} with an `output` schema: the run's `output` is typed from it. */
@@ -139,13 +150,36 @@ export interface Agent<Output = unknown> {
     options: AskOptionsWithOutput<Schema>,
   ): Run<Static<Schema>>;
   createRun(input: AgentInput, options?: AskOptions): Run<Output>;
+  /**
+   * This agent as a tool another agent can call: the model sends `{ input }` (the task, with
+   * everything the agent needs: it does not see the caller's conversation) and reads the
+   * agent's answer. The call runs the agent inside the caller's run (its cancellation, deadline
+   * and usage; see {@link AgentToolOptions} for the rest). Works as a code-mode tool too: a
+   * program can call it like any other.
+   *
+   * @example
+   * ```ts
+   * const researcher = defineAgent({ name: 'researcher', model, tools: [search] });
+   * const writer = defineAgent({
+   *   name: 'writer',
+   *   model,
+   *   tools: [researcher.asTool({ description: 'Finds facts on the web and cites them.' })],
+   * });
+   * const run = await writer.ask('Write a paragraph on the history of Lisbon.');
+   * ```
+   */
+  asTool(options?: AgentToolOptions): AgentTool;
 }
+
+/** The tool {@link Agent.asTool} makes: its input is `{ input: string }`, its result the agent's answer. */
+export type AgentTool = Tool<TObject<{ input: TString }>, string>;
 
 /** The default limits of every agent. */
 export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxTurns: 100,
   maxToolCalls: 1_000,
   maxParallelToolCalls: 8,
+  maxDepth: 8,
   ...defaultModelStreamLimits,
 });
 
@@ -173,6 +207,7 @@ const askOptionKeys = new Set([
   'output',
   'modelSettings',
   'providerOptions',
+  'includeAgentEvents',
 ]);
 
 function rejectUnknownKeys(value: object, known: Set<string>, where: string): void {
@@ -329,6 +364,122 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
   const agentProviderOptions = checkRecord(name, 'providerOptions', definition.providerOptions);
   const agentTelemetry = checkTelemetry(definition.telemetry, `Agent '${name}'`);
 
+  /** Runs one invocation of the agent, whoever drives it: a run of its own, or a run it is nested in. */
+  const runInvocation = async (
+    conversation: readonly ModelMessage[],
+    request: InvocationRequest,
+    execution: RunExecution,
+  ): Promise<RunResult> => {
+    const resolvedModel = typeof model === 'string' ? await execution.runtime.registry.model(model) : model;
+    const budget = new ToolCallBudget(limits.maxToolCalls, {
+      parent: execution.placement.parentBudget,
+      agentName: name,
+    });
+    // Agents this invocation's tools run nested count their calls toward this budget.
+    bindInvocationScope(execution, { agentName: name, budget, maxDepth: limits.maxDepth });
+    const lock = new ToolLock();
+    // Sources open first, so the run closes them after code mode (closers run in reverse).
+    const runTools =
+      toolSources.length === 0
+        ? undefined
+        : await RunTools.open(
+            name,
+            [...toolsByName.values()],
+            toolSources,
+            execution.runContext,
+            execution.register,
+          );
+    const currentTools = (): ReadonlyMap<string, Tool> => runTools?.current ?? toolsByName;
+    let codeModeRun: AgentCodeModeRun | undefined;
+    if (codeMode) {
+      // Brokered calls see every tool, and share the budget and the lock with direct calls.
+      const brokerEnvironment: ToolCallEnvironment = {
+        runContext: execution.runContext,
+        emit: execution.emit,
+        budget,
+        lock,
+        get tools() {
+          return currentTools();
+        },
+        inScope: execution.inScope,
+      };
+      codeModeRun = await codeMode.start({
+        agentName: name,
+        runtime: execution.runtime,
+        runContext: execution.runContext,
+        tools: [...currentTools().values()],
+        callTool: (call) => runToolCall(call, brokerEnvironment),
+        emitProgramEvent: execution.emit,
+        attachSandbox: execution.attachSandbox,
+      });
+      const opened = codeModeRun;
+      execution.register(() => opened.close());
+      runTools?.onChange((tools) => opened.updateTools?.(tools));
+    }
+    const running = codeModeRun;
+    const { output, settings, providerOptions } = request;
+    // Read at every model turn, so a tool source's change reaches the next turn.
+    const loopInput: AgentLoopInput = {
+      agentName: name,
+      get instructions() {
+        return running ? `${instructions}\n\n${running.instructions}` : instructions;
+      },
+      model: resolvedModel,
+      get tools() {
+        return running ? toolMap(running.modelTools) : currentTools();
+      },
+      limits,
+      // The session's history comes first; checked again as one conversation.
+      messages:
+        execution.history.length === 0
+          ? conversation
+          : conversationOf(name, [...execution.history, ...conversation]),
+      ...(output ? { output } : {}),
+      ...(settings ? { settings } : {}),
+      ...(providerOptions ? { providerOptions } : {}),
+      budget,
+      lock,
+      ...(running ? { controlToolNames: running.controlToolNames } : {}),
+    };
+    return runAgentLoop(loopInput, execution);
+  };
+
+  /**
+   * The entrypoint of one invocation: announces it (`invocation_start`), runs it, and ends it with
+   * `invocation_stop` or `invocation_error`, whatever failed, setup included.
+   */
+  const entrypointFor = (
+    conversation: readonly ModelMessage[],
+    request: InvocationRequest,
+  ): RunEntrypoint => ({
+    agentName: name,
+    inputLength: conversation.length,
+    async execute(execution) {
+      const { invocation } = execution.runContext;
+      const { invocationId } = invocation;
+      const isNested = execution.placement.source !== undefined;
+      execution.emit('invocation_start', {
+        invocationId,
+        agentName: name,
+        input: invocation.input,
+        ...(isNested ? { messages: copyOfMessages(conversation) } : {}),
+      });
+      let result: RunResult;
+      try {
+        result = await runInvocation(conversation, request, execution);
+      } catch (error) {
+        execution.emit('invocation_error', {
+          invocationId,
+          agentName: name,
+          ...invocationFailure(error, execution.signal),
+        });
+        throw error;
+      }
+      execution.emit('invocation_stop', { invocationId, response: result.text });
+      return result;
+    },
+  });
+
   const createRun = (input: AgentInput, options: AskOptions = {}): Run => {
     if (typeof input !== 'string' && !Array.isArray(input)) {
       throw new ConfigurationError(
@@ -337,6 +488,12 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       );
     }
     rejectUnknownKeys(options, askOptionKeys, 'ask()');
+    if (options.includeAgentEvents !== undefined && typeof options.includeAgentEvents !== 'boolean') {
+      throw new ConfigurationError('ask() option includeAgentEvents must be true or false.', {
+        code: 'AGENT_OPTION_INVALID',
+        option: 'includeAgentEvents',
+      });
+    }
     const conversation = conversationOf(name, input);
     const output = options.output === undefined ? agentOutput : prepareStructuredOutput(name, options.output);
     const settings = mergeSettings(agentSettings, checkRecord(name, 'modelSettings', options.modelSettings));
@@ -377,86 +534,19 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       runtime,
       signal: options.signal,
       telemetry: [...runtime.telemetry, ...agentTelemetry],
+      includeAgentEvents: options.includeAgentEvents === true,
       ...(session !== undefined && sessionStore !== undefined
         ? { session: { store: sessionStore, options: session } }
         : {}),
-      entrypoint: {
-        agentName: name,
-        inputLength: conversation.length,
-        async execute(execution) {
-          const resolvedModel = typeof model === 'string' ? await runtime.registry.model(model) : model;
-          const budget = new ToolCallBudget(limits.maxToolCalls);
-          const lock = new ToolLock();
-          // Sources open first, so the run closes them after code mode (closers run in reverse).
-          const runTools =
-            toolSources.length === 0
-              ? undefined
-              : await RunTools.open(
-                  name,
-                  [...toolsByName.values()],
-                  toolSources,
-                  execution.runContext,
-                  execution.register,
-                );
-          const currentTools = (): ReadonlyMap<string, Tool> => runTools?.current ?? toolsByName;
-          let codeModeRun: AgentCodeModeRun | undefined;
-          if (codeMode) {
-            // Brokered calls see every tool, and share the budget and the lock with direct calls.
-            const brokerEnvironment: ToolCallEnvironment = {
-              runContext: execution.runContext,
-              emit: execution.emit,
-              budget,
-              lock,
-              get tools() {
-                return currentTools();
-              },
-              inScope: execution.inScope,
-            };
-            codeModeRun = await codeMode.start({
-              agentName: name,
-              runtime,
-              runContext: execution.runContext,
-              tools: [...currentTools().values()],
-              callTool: (call) => runToolCall(call, brokerEnvironment),
-              emitProgramEvent: execution.emit,
-              attachSandbox: execution.attachSandbox,
-            });
-            const opened = codeModeRun;
-            execution.register(() => opened.close());
-            runTools?.onChange((tools) => opened.updateTools?.(tools));
-          }
-          const running = codeModeRun;
-          // Read at every model turn, so a tool source's change reaches the next turn.
-          const loopInput: AgentLoopInput = {
-            agentName: name,
-            get instructions() {
-              return running ? `${instructions}\n\n${running.instructions}` : instructions;
-            },
-            model: resolvedModel,
-            get tools() {
-              return running ? toolMap(running.modelTools) : currentTools();
-            },
-            limits,
-            // The session's history comes first; checked again as one conversation.
-            messages:
-              execution.history.length === 0
-                ? conversation
-                : conversationOf(name, [...execution.history, ...conversation]),
-            inputText,
-            ...(output ? { output } : {}),
-            ...(settings ? { settings } : {}),
-            ...(providerOptions ? { providerOptions } : {}),
-            budget,
-            lock,
-            ...(running ? { controlToolNames: running.controlToolNames } : {}),
-          };
-          return runAgentLoop(loopInput, execution);
-        },
-      },
+      entrypoint: entrypointFor(conversation, {
+        ...(output ? { output } : {}),
+        ...(settings ? { settings } : {}),
+        ...(providerOptions ? { providerOptions } : {}),
+      }),
     });
   };
 
-  return Object.freeze({
+  const agent: Agent = Object.freeze({
     kind: 'agent' as const,
     name,
     instructions,
@@ -468,7 +558,58 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     createRun,
     ask: async (input: AgentInput, options?: AskOptions) => createRun(input, options).execute(),
     streamAsk: (input: AgentInput, options?: AskOptions) => createRun(input, options).stream(),
-  }) as Agent<OutputOf<OutputSchema>>;
+    asTool: (options?: AgentToolOptions) => agentTool(agent, options),
+  }) as Agent;
+  // As a nested agent it answers with its own output schema and settings.
+  const nestedRequest: InvocationRequest = {
+    ...(agentOutput ? { output: agentOutput } : {}),
+    ...(agentSettings ? { settings: agentSettings } : {}),
+    ...(agentProviderOptions ? { providerOptions: agentProviderOptions } : {}),
+  };
+  registerNestableAgent(agent, {
+    entrypoint: (conversation) => entrypointFor(conversation, nestedRequest),
+    telemetry: agentTelemetry,
+  });
+  return agent as Agent<OutputOf<OutputSchema>>;
+}
+
+/** What one invocation of an agent asks beyond its conversation: the answer's schema and the model's settings. */
+interface InvocationRequest {
+  readonly output?: StructuredOutput;
+  readonly settings?: ModelSettings;
+  readonly providerOptions?: ProviderOptions;
+}
+
+/** How an invocation that threw ended (out of time, stopped, or failed), and why. */
+function invocationFailure(
+  error: unknown,
+  signal: AbortSignal,
+): Pick<StreamEventDataMap['invocation_error'], 'outcome' | 'error'> {
+  // A stopped invocation reports why it was stopped (the run's cancellation or deadline, or the
+  // timeout of the tool call that ran it), not the abort it threw.
+  const reason: unknown = signal.aborted ? signal.reason : error;
+  const summary = summarizeError(signal.aborted && !(reason instanceof Error) ? stopReason(signal) : reason);
+  if (DeadlineExceededError.isInstance(reason)) return { outcome: 'partial', error: summary };
+  if (signal.aborted || CancelledError.isInstance(reason)) return { outcome: 'cancelled', error: summary };
+  return { outcome: 'failed', error: summary };
+}
+
+/**
+ * A copy of messages an event can freeze: the messages and their lists are new, so freezing the
+ * event leaves the conversation the agent goes on with as it was.
+ */
+function copyOfMessages(messages: readonly ModelMessage[]): ModelMessage[] {
+  return messages.map((message) => {
+    const copy: Record<string, unknown> = { ...message };
+    for (const [key, value] of Object.entries(copy)) {
+      if (Array.isArray(value)) {
+        copy[key] = value.map((item: unknown) =>
+          typeof item === 'object' && item !== null ? { ...item } : item,
+        );
+      }
+    }
+    return copy as unknown as ModelMessage;
+  });
 }
 
 function checkRecord<Value extends object>(

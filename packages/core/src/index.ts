@@ -19,12 +19,14 @@ export {
   type AgentDefinition,
   type AgentInput,
   type AgentLimits,
+  type AgentTool,
   type AskOptions,
   type AskOptionsWithOutput,
   defaultAgentLimits,
   defineAgent,
   type OutputOf,
 } from './agent.js';
+export type { AgentToolOptions } from './agent-tool.js';
 export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
 export { defineModelProvider } from './define-model-provider.js';
 export {
@@ -151,7 +153,9 @@ export {
 } from './session-store.js';
 export { currentSpecificationVersions } from './specification-version.js';
 export {
+  type AgentStreamSource,
   type ErrorSummary,
+  type NestedStreamEvent,
   type StreamEvent,
   type StreamEventDataMap,
   type StreamEventOf,

@@ -36,7 +36,10 @@ export class DeadlineExceededError extends GhostError {
   }
 }
 
-/** `run.interject()` was called while no agent entrypoint was active. */
+/**
+ * `run.interject()` was called while the run's agent (its one entrypoint) was not running: before
+ * the run started or after it ended, or the run ended before the message reached the agent.
+ */
 export class AgentInterjectionError extends GhostError {
   static {
     markErrorClass(AgentInterjectionError, 'AgentInterjectionError');
@@ -50,7 +53,11 @@ export class AgentInterjectionError extends GhostError {
   }
 }
 
-/** A run reached one of its agent's limits (`maxTurns`). Ends the run as `failed`. */
+/**
+ * An agent reached one of its limits: `maxTurns` (ends the run as `failed`), or `maxDepth`, when
+ * an agent would run nested deeper than an agent above it allows (the tool call that tried it
+ * fails, and the model reads why).
+ */
 export class AgentLimitError extends GhostError {
   static {
     markErrorClass(AgentLimitError, 'AgentLimitError');
@@ -58,15 +65,21 @@ export class AgentLimitError extends GhostError {
 
   /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
   declare readonly code: 'AGENT_LIMIT_REACHED';
-  /** The `maxTurns` limit the run reached. */
+  /** The `maxTurns` limit the run reached, when that was the limit. */
   readonly maxTurns: number | undefined;
+  /** The `maxDepth` limit that refused a nested agent, when that was the limit. */
+  readonly maxDepth: number | undefined;
 
   constructor(
     message: string,
-    init: GhostErrorInit<'AGENT_LIMIT_REACHED'> & { readonly maxTurns?: number } = {},
+    init: GhostErrorInit<'AGENT_LIMIT_REACHED'> & {
+      readonly maxTurns?: number;
+      readonly maxDepth?: number;
+    } = {},
   ) {
     super(message, { ...init, code: 'AGENT_LIMIT_REACHED' });
     this.maxTurns = init.maxTurns;
+    this.maxDepth = init.maxDepth;
   }
 }
 

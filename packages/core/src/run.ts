@@ -8,6 +8,7 @@ import {
 } from './errors.js';
 import { EventQueue } from './event-queue.js';
 import type { ModelMessage } from './model.js';
+import type { InvocationPlacement, LiveInvocation, NestedAgentHost } from './nested-agent.js';
 import { type Invocation, RunContext, stopReason } from './run-context.js';
 import type { RunOutcome } from './run-outcome.js';
 import {
@@ -22,7 +23,9 @@ import type { Runtime } from './runtime.js';
 import type { SandboxBackendV1 } from './sandbox.js';
 import type { SessionStoreV1, SessionTurnOutcome } from './session-store.js';
 import {
+  type AgentStreamSource,
   createStreamEvent,
+  type NestedStreamEvent,
   type StreamEvent,
   type StreamEventDataMap,
   type StreamEventType,
@@ -39,13 +42,20 @@ export interface RunResult {
   readonly text: string;
   /** How many model turns the run took. */
   readonly turns: number;
-  /** How many tool calls the run made. */
+  /** How many tool calls the run made, those of the agents it ran nested (`agent.asTool()`) included. */
   readonly toolCalls: number;
   /** The whole conversation, including tool calls and results. */
   readonly messages: readonly ModelMessage[];
   /** The answer parsed and validated against the run's `output` schema, when it had one. */
   readonly output?: unknown;
 }
+
+/** Event types only the run itself emits: a nested agent's events never carry them. */
+const runOnlyEventTypes: ReadonlySet<string> = new Set([
+  'agent_stream',
+  'run_start',
+  ...Object.values(terminalEventTypes),
+]);
 
 /** Something with a `close()` that `run.register` can own. */
 export interface Closeable {
@@ -88,6 +98,8 @@ export interface RunExecution {
   register(closer: Closer): void;
   /** Records the sandbox backend that contains the run's programs (`run.sandbox`). */
   attachSandbox(sandbox: SandboxBackendV1): void;
+  /** Where this invocation sits among the run's agents: what agents it runs nested share with it. */
+  readonly placement: InvocationPlacement;
 }
 
 /** The work a run executes: one agent invocation. */
@@ -108,6 +120,8 @@ export interface RunInit {
   readonly telemetry?: readonly TelemetryV1[];
   /** The session the run continues, and the store that keeps it. */
   readonly session?: { readonly store: SessionStoreV1; readonly options: CheckedSessionOptions } | undefined;
+  /** Stream the events of agents nested in the run as `agent_stream` events. */
+  readonly includeAgentEvents?: boolean;
 }
 
 /** A finished run's event stream, plus the run itself. */
@@ -167,6 +181,10 @@ export class Run<Output = unknown> {
   #usage = Usage.empty;
   #error: Error | undefined;
   #sandbox: SandboxBackendV1 | undefined;
+  readonly #includeAgentEvents: boolean;
+  readonly #liveInvocations = new Set<LiveInvocation>();
+  #isClosingNested = false;
+  readonly #nestedCleanupErrors: unknown[] = [];
 
   /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
   constructor(init: RunInit) {
@@ -178,6 +196,7 @@ export class Run<Output = unknown> {
     this.#telemetryPlugins = init.telemetry ?? [];
     this.#callerSignal = init.signal;
     this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
+    this.#includeAgentEvents = init.includeAgentEvents === true;
     this.workspace = init.runtime.createWorkspace();
     this.register(this.workspace);
   }
@@ -278,7 +297,8 @@ export class Run<Output = unknown> {
   }
 
   /**
-   * Closes registered resources in reverse order. Idempotent: later calls wait for the first.
+   * Closes registered resources in reverse order, after stopping the agents still running nested
+   * in the run and waiting for their own cleanup. Idempotent: later calls wait for the first.
    * It tries every closer, then throws the first `CleanupError`, or else the first error.
    */
   close(): Promise<void> {
@@ -288,6 +308,8 @@ export class Run<Output = unknown> {
 
   async #closeAll(): Promise<void> {
     const errors: unknown[] = [];
+    await this.#closeNestedInvocations();
+    errors.push(...this.#nestedCleanupErrors);
     for (const closer of this.#closers.reverse()) {
       try {
         await closer();
@@ -335,9 +357,14 @@ export class Run<Output = unknown> {
   }
 
   /**
-   * Sends a message to the active agent while it works, and resolves with the text of the model
+   * Sends a message to the run's agent while it works, and resolves with the text of the model
    * turn that received it. Rejects with `AgentInterjectionError` before the run starts, after it
    * ends, or when it ends before the message was delivered.
+   *
+   * The run's own agent is its one entrypoint, and the only agent an interjection reaches. An
+   * agent it runs nested (a tool made with `agent.asTool()`) works inside one of its tool calls
+   * and never receives one: a message sent while a nested agent works waits for the run's agent,
+   * which reads it on its next model turn, after that tool call has returned.
    */
   interject(message: string): Promise<string> {
     if (!this.#isActive) {
@@ -605,7 +632,63 @@ export class Run<Output = unknown> {
       attachSandbox: (sandbox) => {
         this.#sandbox = sandbox;
       },
+      placement: {
+        host: this.#nestedAgentHost(),
+        source: undefined,
+        depthAllowance: undefined,
+        parentBudget: undefined,
+        telemetry: this.#telemetryPlugins,
+      },
     };
+  }
+
+  /** The run's side of the agents nested in it (see `nested-agent.ts`). */
+  #nestedAgentHost(): NestedAgentHost {
+    const run = this;
+    return {
+      runId: this.operationId,
+      runtime: this.runtime,
+      get wantsAgentEvents() {
+        return run.#includeAgentEvents && run.#queue !== undefined;
+      },
+      deliver: (source, event) => this.#deliverAgentEvent(source, event),
+      addUsage: (usage) => {
+        this.#usage = this.#usage.add(usage);
+      },
+      attachSandbox: (sandbox) => {
+        this.#sandbox = sandbox;
+      },
+      hold: (invocation) => {
+        if (this.#isClosingNested) {
+          throw new RunStateError('This run has ended; an agent cannot start in it any more.');
+        }
+        this.#liveInvocations.add(invocation);
+        return () => this.#liveInvocations.delete(invocation);
+      },
+      noteCleanupFailure: (error) => {
+        this.#nestedCleanupErrors.push(error);
+      },
+    };
+  }
+
+  /** A nested agent's event, wrapped for the stream; never wrapped twice, whatever the depth. */
+  #deliverAgentEvent(source: AgentStreamSource, event: StreamEvent): void {
+    if (runOnlyEventTypes.has(event.type)) return;
+    const nested = event as NestedStreamEvent;
+    this.#queue?.push(createStreamEvent('agent_stream', { source, event: nested }, this.operationId));
+  }
+
+  /**
+   * Stops the agents still running nested in the run (work a cancelled tool call left behind)
+   * and waits until each has closed what it opened. No agent can start in the run after this.
+   */
+  async #closeNestedInvocations(): Promise<void> {
+    this.#isClosingNested = true;
+    const live = [...this.#liveInvocations];
+    if (live.length === 0) return;
+    const reason = new CancelledError('The run ended while this agent was still running.');
+    for (const invocation of live) invocation.stop(reason);
+    await Promise.all(live.map((invocation) => invocation.settled));
   }
 
   #rejectPendingInterjections(): void {

@@ -1,4 +1,4 @@
-import type { Artifact } from './model.js';
+import type { Artifact, ModelMessage } from './model.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { Usage } from './usage.js';
 
@@ -20,10 +20,50 @@ export interface ToolEventData {
   readonly parentToolCallId?: string;
 }
 
+/**
+ * Which agent of a run an `agent_stream` event comes from, and where it runs. Parallel agents,
+ * even two of the same agent, differ in `invocationId` and in `path`.
+ */
+export interface AgentStreamSource {
+  /**
+   * Where the agent runs, from the run's own agent down: for each level of nesting, the place
+   * that ran it (`tool:<toolCallId>`: the tool call of the agent above that runs it as a tool),
+   * then the agent's name, then its invocation id. An agent run as a tool by the run's own agent
+   * has the path `['tool:call_1', 'researcher', '<invocationId>']`; one it runs in turn adds
+   * three more segments.
+   */
+  readonly path: readonly string[];
+  /** The agent's name. */
+  readonly agentName: string;
+  /** The id of this invocation of the agent, unique in the run (its own `invocation_start` carries it too). */
+  readonly invocationId: string;
+  /** How deep the agent runs: 1 for an agent run by the run's own agent, 2 for one run by that one, and so on. */
+  readonly depth: number;
+}
+
+/**
+ * A stream event an agent nested in the run produced, as `agent_stream` carries it: any event
+ * but the run's own (`run_start`, the terminal events) and `agent_stream` itself.
+ */
+export type NestedStreamEvent = Exclude<
+  StreamEvent,
+  { readonly type: 'agent_stream' | 'run_start' | TerminalStreamEventType }
+>;
+
 /** The `data` of each stream event type. */
 export interface StreamEventDataMap {
   run_start: { readonly runId: string; readonly operationId: string; readonly agentName: string };
-  invocation_start: { readonly invocationId: string; readonly agentName: string; readonly input: string };
+  invocation_start: {
+    readonly invocationId: string;
+    readonly agentName: string;
+    /** The text of the latest user message the agent was asked. */
+    readonly input: string;
+    /**
+     * The message(s) the agent was sent, frozen: only when the agent runs nested in another
+     * (inside `agent_stream`), where the application did not write them itself.
+     */
+    readonly messages?: readonly ModelMessage[];
+  };
   model_start: { readonly turn: number; readonly provider: string; readonly modelId: string };
   /**
    * The provider is retrying this turn's request after a retryable failure (a rate limit, an
@@ -79,6 +119,39 @@ export interface StreamEventDataMap {
     readonly text: string;
   };
   invocation_stop: { readonly invocationId: string; readonly response: string };
+  /**
+   * An agent's invocation ended without an answer: it failed (`failed`), the run's deadline
+   * passed (`partial`) or it was cancelled (`cancelled`). Every `invocation_start` is followed by
+   * one `invocation_stop` or one `invocation_error`. For the run's own agent the run's terminal
+   * event follows; for an agent nested in another, the tool call that ran it fails and the run
+   * goes on.
+   */
+  invocation_error: {
+    readonly invocationId: string;
+    readonly agentName: string;
+    readonly outcome: 'failed' | 'partial' | 'cancelled';
+    readonly error: ErrorSummary;
+  };
+  /**
+   * An event of an agent nested in this run (an agent run as a tool with `agent.asTool()`), for a
+   * stream asked with `includeAgentEvents: true`. `source` says which agent and where;
+   * `event` is a frozen copy of the agent's own event (`invocation_start`, `text_delta`,
+   * `tool_start`, ..., `invocation_stop` or `invocation_error`), whose `runId` is this run's.
+   * Events of agents nested deeper come as `agent_stream` events of this run too, each with
+   * its full `source.path`, never wrapped twice. Parallel agents' events interleave, each
+   * agent's in order. They carry what every participating agent sees and says, so ask for them
+   * only for a destination that may see all of it.
+   *
+   * @example
+   * ```ts
+   * for await (const event of agent.streamAsk('Plan the trip', { includeAgentEvents: true })) {
+   *   if (event.type === 'agent_stream' && event.data.event.type === 'text_delta') {
+   *     console.log(`[${event.data.source.agentName}]`, event.data.event.data.text);
+   *   }
+   * }
+   * ```
+   */
+  agent_stream: { readonly source: AgentStreamSource; readonly event: NestedStreamEvent };
   run_stop: { readonly outcome: 'completed'; readonly response: string; readonly usage: Usage };
   run_error: {
     readonly outcome: 'failed';

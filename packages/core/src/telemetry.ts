@@ -1,7 +1,7 @@
 import { ConfigurationError } from './errors.js';
 import type { ModelRequest } from './model.js';
 import type { Invocation } from './run-context.js';
-import type { StreamEvent } from './stream-event.js';
+import type { AgentStreamSource, StreamEvent } from './stream-event.js';
 
 /**
  * What telemetry learns about an event beyond the event itself. `hidden` marks events the public
@@ -24,16 +24,26 @@ export type TelemetryScope =
   | { readonly kind: 'model'; readonly turn: number }
   | { readonly kind: 'tool'; readonly toolCallId: string };
 
-/** What a telemetry plugin is told when a run starts. */
+/** What a telemetry plugin is told when a run, or an agent nested in one, starts. */
 export interface TelemetryRunStart {
   readonly runId: string;
   readonly agentName: string;
   readonly invocation: Invocation;
+  /**
+   * Set when this is an agent nested in the run (an agent run as a tool): which agent and where,
+   * as its `agent_stream` events say. Its events are the agent's own (`invocation_start` to
+   * `invocation_stop` or `invocation_error`, the last one); the run's events reach the run's
+   * own observer. `undefined` for the run itself.
+   */
+  readonly source?: AgentStreamSource;
 }
 
-/** One run as a telemetry plugin observes it. */
+/** One run, or one agent nested in it, as a telemetry plugin observes it. */
 export interface RunTelemetry {
-  /** Every event of the run, in order, hidden ones included; the last is the terminal event. */
+  /**
+   * Every event, in order, hidden ones included. For a run the last is the terminal event; for
+   * a nested agent (`start.source` set) it is its `invocation_stop` or `invocation_error`.
+   */
   onEvent(event: StreamEvent, detail: TelemetryEventDetail): void;
   /**
    * Runs `work` with the scope current (an OpenTelemetry plugin makes its span the active one), so
@@ -45,7 +55,9 @@ export interface RunTelemetry {
 
 /**
  * The telemetry contract (`specificationVersion: 'telemetry-v1'`): `startRun` is called once per
- * run, before its first event. Pass plugins as `createRuntime({ telemetry })` or
+ * run, before its first event, and once for each agent nested in the run (with `start.source`
+ * set), where that agent starts, so a plugin that makes the current span its parent nests the
+ * agent beneath the tool call that runs it. Pass plugins as `createRuntime({ telemetry })` or
  * `defineAgent({ telemetry })`. A plugin only observes: an exception it throws is ignored, and
  * the run goes on as if it were not there.
  *

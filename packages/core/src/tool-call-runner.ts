@@ -22,25 +22,68 @@ export type EmitEvent = <Type extends StreamEventType>(
 /** Runs work with a telemetry scope current (see `RunTelemetry.runInScope`). */
 export type InScope = <Result>(scope: TelemetryScope, work: () => Result) => Result;
 
-/** Counts the tool calls of a run against its agent's `maxToolCalls`. */
+/** The options of {@link ToolCallBudget}'s constructor. */
+export interface ToolCallBudgetOptions {
+  /**
+   * The budget of the invocation this one runs in (an agent run as a tool): every call taken
+   * here is taken there too, so an agent's limit counts the calls of the agents it runs.
+   */
+  readonly parent?: ToolCallBudget | undefined;
+  /** The agent whose limit this is, for the message a refused call gets. */
+  readonly agentName?: string;
+}
+
+/**
+ * Counts the tool calls of one agent invocation against its agent's `maxToolCalls`. With a
+ * `parent` (an agent run nested in another), each call counts toward this budget and every
+ * budget above it, so the run's own agent's `maxToolCalls` bounds the calls of the whole run.
+ */
 export class ToolCallBudget {
   readonly limit: number;
+  /** The budget of the invocation this one runs in, if any. */
+  readonly parent: ToolCallBudget | undefined;
+  /** The agent whose limit this is, when known. */
+  readonly agentName: string | undefined;
   #used = 0;
 
-  constructor(limit: number) {
+  constructor(limit: number, options: ToolCallBudgetOptions = {}) {
     this.limit = limit;
+    this.parent = options.parent;
+    this.agentName = options.agentName;
   }
 
+  /** The calls taken from this budget: its own invocation's, and those of the invocations nested in it. */
   get used(): number {
     return this.#used;
   }
 
-  /** Takes one call from the budget; false when none is left. */
+  /** Takes one call from the budget and every budget above it; false when one of them has none left. */
   tryTake(): boolean {
-    if (this.#used >= this.limit) return false;
-    this.#used += 1;
-    return true;
+    return this.take() === undefined;
   }
+
+  /**
+   * Takes one call from the budget and every budget above it. Returns `undefined` when it did,
+   * or the budget that had none left (this one or one above), in which case nothing was taken.
+   */
+  take(): ToolCallBudget | undefined {
+    for (let budget: ToolCallBudget | undefined = this; budget !== undefined; budget = budget.parent) {
+      if (budget.#used >= budget.limit) return budget;
+    }
+    for (let budget: ToolCallBudget | undefined = this; budget !== undefined; budget = budget.parent) {
+      budget.#used += 1;
+    }
+    return undefined;
+  }
+}
+
+/** What the model reads when a call is refused because `exhausted` has no call left. */
+function budgetRefusal(own: ToolCallBudget, exhausted: ToolCallBudget): string {
+  if (exhausted === own) {
+    return `This run reached its limit of ${own.limit} tool calls; answer with what you have.`;
+  }
+  const agent = exhausted.agentName === undefined ? 'The agent' : `Agent '${exhausted.agentName}'`;
+  return `${agent}, which runs this one, reached its limit of ${exhausted.limit} tool calls (its own and those of the agents it runs); answer with what you have.`;
 }
 
 /** What a tool call needs from the run it belongs to. */
@@ -177,11 +220,8 @@ export async function runToolCall(
     await loadSchemaCompiler();
     const problems = tool.validateInput(request.input);
     if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
-    if (!isControl && !environment.budget.tryTake()) {
-      throw new ToolCallRejection(
-        `This run reached its limit of ${environment.budget.limit} tool calls; answer with what you have.`,
-      );
-    }
+    const exhausted = isControl ? undefined : environment.budget.take();
+    if (exhausted !== undefined) throw new ToolCallRejection(budgetRefusal(environment.budget, exhausted));
     if (tool.authorize) {
       const { invocation } = runContext;
       const decision = await tool.authorize({

@@ -33,6 +33,7 @@ export {
   type InScope,
   runToolCall,
   ToolCallBudget,
+  type ToolCallBudgetOptions,
   type ToolCallEnvironment,
   type ToolCallOutcome,
   type ToolCallRequest,

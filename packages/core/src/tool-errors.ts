@@ -1,7 +1,12 @@
 import { GhostError, type GhostErrorInit, markErrorClass } from './ghost-error.js';
 
 /** The codes `@ghost/core`'s tool errors carry. */
-export type ToolErrorCode = 'TOOL_ERROR' | 'TOOL_TIMEOUT' | 'TOOL_RESULT_INVALID' | 'TOOL_SOURCE_FAILED';
+export type ToolErrorCode =
+  | 'TOOL_ERROR'
+  | 'TOOL_TIMEOUT'
+  | 'TOOL_RESULT_INVALID'
+  | 'TOOL_SOURCE_FAILED'
+  | 'AGENT_TOOL_FAILED';
 
 /**
  * Thrown by a tool to tell the model what went wrong. Its message goes to the model as the tool

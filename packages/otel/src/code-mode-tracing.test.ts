@@ -139,6 +139,49 @@ describe('tracing a code-mode run', () => {
   );
 
   it.skipIf(!detection.available)(
+    `nests an agent a program calls (asTool) under that call, under the exec that ran the program${unavailable}`,
+    async () => {
+      const { tracing, runtime } = setUp();
+      const researcher = defineAgent({
+        name: 'researcher',
+        model: new ScriptedModel([
+          { toolCalls: [{ name: 'help_center_lookup', input: { topic: 'refunds' } }] },
+          { text: 'Refunds take 5 business days.' },
+        ]),
+        tools: [lookup],
+      });
+      const source = "text(await tools.researcher({ input: 'How long do refunds take?' }))";
+      const model = new ScriptedModel([
+        { toolCalls: [{ id: 'exec_1', name: 'exec', input: { source } }] },
+        { text: 'Five business days.' },
+      ]);
+      const agent = defineAgent({
+        name: 'support',
+        model,
+        tools: [researcher.asTool()],
+        codeMode: codeMode(),
+      });
+      const run = await agent.ask('Refunds?', { runtime });
+      expect(run.outcome).toBe('completed');
+
+      const spans = tracing.finished();
+      expect(spanTree(spans)).toEqual([
+        'invoke_agent support',
+        '  chat scripted-model',
+        '  execute_tool exec',
+        '    execute_tool researcher',
+        '      invoke_agent researcher',
+        '        chat scripted-model',
+        '        execute_tool help_center_lookup',
+        '        chat scripted-model',
+        '  chat scripted-model',
+      ]);
+      expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+      expect(tracing.started().filter((span) => !span.ended)).toEqual([]);
+    },
+  );
+
+  it.skipIf(!detection.available)(
     `keeps a program's calls under its exec after exec returned still working, and under the wait that watches it${unavailable}`,
     async () => {
       const { tracing, runtime } = setUp();

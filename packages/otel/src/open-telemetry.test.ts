@@ -493,6 +493,100 @@ describe('openTelemetry()', () => {
     expectAllEnded(tracing);
   });
 
+  it('traces an agent run as a tool (asTool) as invoke_agent under the execute_tool span that ran it', async () => {
+    const { tracing, runtime } = setUp();
+    const researcher = defineAgent({
+      name: 'researcher',
+      model: new ScriptedModel([
+        {
+          toolCalls: [{ name: 'help_center_lookup', input: { topic: 'refunds' } }],
+          usage: { inputTokens: 4 },
+        },
+        { text: 'Five business days.', usage: { inputTokens: 6, outputTokens: 3 } },
+      ]),
+      tools: [lookup],
+    });
+    const checker = defineAgent({ name: 'checker', model: new ScriptedModel([{ text: 'Looks right.' }]) });
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { id: 'call_research', name: 'researcher', input: { input: 'How long do refunds take?' } },
+          { id: 'call_check', name: 'checker', input: { input: 'Is five days right?' } },
+        ],
+      },
+      { text: 'Refunds take five business days.' },
+    ]);
+    const run = await defineAgent({
+      name: 'support',
+      model,
+      tools: [researcher.asTool(), checker.asTool()],
+      limits: { maxParallelToolCalls: 1 }, // one after the other, so the tree has one order
+    }).ask('Refunds?', { runtime });
+    expect(run.outcome).toBe('completed');
+
+    const spans = tracing.finished();
+    expectAllEnded(tracing);
+    expect(spanTree(spans)).toEqual([
+      'invoke_agent support',
+      '  chat scripted-model',
+      '  execute_tool researcher',
+      '    invoke_agent researcher',
+      '      chat scripted-model',
+      '      execute_tool help_center_lookup',
+      '      chat scripted-model',
+      '  execute_tool checker',
+      '    invoke_agent checker',
+      '      chat scripted-model',
+      '  chat scripted-model',
+    ]);
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+    const researcherSpan = onlySpan(spans, 'invoke_agent researcher');
+    expect(childrenOf(spans, researcherSpan).length).toBe(3);
+    expect(researcherSpan.parentSpanContext?.spanId).toBe(
+      spans.find((span) => span.attributes['gen_ai.tool.call.id'] === 'call_research')?.spanContext().spanId,
+    );
+    expect(researcherSpan.attributes).toMatchObject({
+      'gen_ai.agent.name': 'researcher',
+      'ghost.run.id': run.operationId,
+      'ghost.run.outcome': 'completed',
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.usage.output_tokens': 3,
+    });
+    // The run's span counts every agent's tokens.
+    expect(onlySpan(spans, 'invoke_agent support').attributes['gen_ai.usage.input_tokens']).toBe(10);
+  });
+
+  it('marks a nested agent that did not answer, and the tool call that ran it, as errors', async () => {
+    const { tracing, runtime } = setUp();
+    const researcher = defineAgent({
+      name: 'researcher',
+      model: new MockModel({
+        stream: () => {
+          throw new ModelRateLimitError('Quota exhausted.', { isRetryable: false });
+        },
+      }),
+    });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'researcher', input: { input: 'dig' } }] },
+      { text: 'I will answer myself.' },
+    ]);
+    const run = await defineAgent({ name: 'support', model, tools: [researcher.asTool()] }).ask('Hi', {
+      runtime,
+    });
+    expect(run.outcome).toBe('completed');
+
+    const spans = tracing.finished();
+    expectAllEnded(tracing);
+    const researcherSpan = onlySpan(spans, 'invoke_agent researcher');
+    expect(statusOf(researcherSpan)).toEqual({ code: SpanStatusCode.ERROR, errorType: 'MODEL_RATE_LIMITED' });
+    expect(researcherSpan.attributes['ghost.run.outcome']).toBe('failed');
+    expect(statusOf(onlySpan(spans, 'execute_tool researcher'))).toEqual({
+      code: SpanStatusCode.ERROR,
+      errorType: 'AGENT_TOOL_FAILED',
+    });
+    expect(statusOf(onlySpan(spans, 'invoke_agent support')).code).toBe(SpanStatusCode.UNSET);
+  });
+
   it('nests the run under the span current where it starts', async () => {
     const { tracing, runtime } = setUp();
     const appTracer = tracing.provider.getTracer('http-server');

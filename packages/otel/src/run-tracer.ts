@@ -74,7 +74,9 @@ type EventData<Type extends keyof StreamEventDataMap> = StreamEventDataMap[Type]
  * One run traced as OpenTelemetry spans: `invoke_agent` for the run, `chat` for each model turn,
  * `execute_tool` for each tool call (code mode's program calls beneath the `exec` or `wait` that
  * ran them). Maps every span it holds by what can still end it, and forgets it once ended; the
- * run's terminal event ends whatever is still open.
+ * run's terminal event ends whatever is still open. An agent nested in the run is traced by a
+ * tracer of its own, whose `invoke_agent` span starts under the tool call that runs it and ends
+ * with the agent's `invocation_stop` or `invocation_error`.
  */
 export class RunTracer implements RunTelemetry {
   readonly #tracer: Tracer;
@@ -89,16 +91,22 @@ export class RunTracer implements RunTelemetry {
   readonly #endedControlCalls = new Map<string, SpanContext>();
   #program: { readonly engine: string; readonly sandbox: string } | undefined;
   #isEnded = false;
+  /** An agent nested in a run ends with its invocation, not with the run's terminal event. */
+  readonly #isNested: boolean;
+  /** A nested agent's usage, summed from its turns (its end event carries none). */
+  #nestedUsage: Usage | undefined;
 
   constructor(tracer: Tracer, start: TelemetryRunStart, captureContent: boolean) {
     this.#tracer = tracer;
     this.#captureContent = captureContent;
+    this.#isNested = start.source !== undefined;
     // A run that continues a session names it; metadata.conversationId is for runs without one.
     const conversationId = start.invocation.sessionId ?? start.invocation.metadata.conversationId;
     this.#conversationId =
       typeof conversationId === 'string' && conversationId !== '' ? conversationId : undefined;
-    // The parent is whatever is current where the run starts: a nested agent's run started inside
-    // a tool nests beneath that tool's span.
+    // The parent is whatever is current where the run starts: a nested agent (`agent.asTool()`,
+    // or a run started inside a tool) starts inside the tool's scope, so it nests beneath that
+    // tool's span.
     this.#agentSpan = this.#startSpan(
       `invoke_agent ${start.agentName}`,
       SpanKind.INTERNAL,
@@ -143,6 +151,10 @@ export class RunTracer implements RunTelemetry {
       case 'usage': {
         const turn = this.#modelTurn;
         if (turn) turn.usage = turn.usage === undefined ? event.data.usage : turn.usage.add(event.data.usage);
+        if (this.#isNested) {
+          this.#nestedUsage =
+            this.#nestedUsage === undefined ? event.data.usage : this.#nestedUsage.add(event.data.usage);
+        }
         break;
       }
       case 'model_stop':
@@ -159,6 +171,12 @@ export class RunTracer implements RunTelemetry {
         break;
       case 'tool_stop':
         this.#stopToolCall(event.data);
+        break;
+      case 'invocation_stop':
+        if (this.#isNested) this.#endRun('completed', undefined, this.#nestedUsage);
+        break;
+      case 'invocation_error':
+        if (this.#isNested) this.#endRun(event.data.outcome, event.data.error, this.#nestedUsage);
         break;
       case 'run_stop':
         this.#endRun('completed', undefined, event.data.usage);
@@ -342,7 +360,7 @@ export class RunTracer implements RunTelemetry {
     }
   }
 
-  #endRun(outcome: string, error: ErrorSummary | undefined, usage: Usage): void {
+  #endRun(outcome: string, error: ErrorSummary | undefined, usage: Usage | undefined): void {
     this.#isEnded = true;
     // Whatever is still open was cut short by the run's end: its children first, the run last.
     const cutShort = error ?? runEndedError;
@@ -357,7 +375,10 @@ export class RunTracer implements RunTelemetry {
     this.#endedControlCalls.clear();
     this.#program = undefined;
     const agentSpan = this.#agentSpan;
-    agentSpan.setAttributes({ [ghostAttributes.runOutcome]: outcome, ...usageAttributes(usage) });
+    agentSpan.setAttributes({
+      [ghostAttributes.runOutcome]: outcome,
+      ...(usage === undefined ? {} : usageAttributes(usage)),
+    });
     if (error !== undefined) markFailed(agentSpan, error);
     this.#endSpan(agentSpan);
   }
