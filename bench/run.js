@@ -3,8 +3,8 @@
 // engines side by side from engines.js, and code mode against direct tool calls through a real
 // provider from model-turns.js, cold start (fresh Node processes: imports, session open, first
 // result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, memory with
-// 1 to 200 concurrent sessions from sessions.js, and what a conversation's turn costs in each session
-// store from session-stores.js.
+// 1 to 200 concurrent sessions from sessions.js, what a conversation's turn costs in each session
+// store from session-stores.js, and agents run as tools from nested-agents.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
@@ -14,6 +14,7 @@ import { engineFigures } from './engines.js';
 import { hostCostFigures, roundTripComparison } from './host-cpu.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
+import { nestedAgentFigures, printNestedAgentFigures } from './nested-agents.js';
 import { sandboxFigures } from './sandbox.js';
 import { printSessionStoreFigures, sessionStoreFigures } from './session-stores.js';
 import { printSessionFigures, sessionFigures } from './sessions.js';
@@ -50,6 +51,7 @@ const coldStart = await coldStartFigures();
 const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
 const sessionStores = await sessionStoreFigures();
+const nestedAgents = await nestedAgentFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([
   ...results,
@@ -80,4 +82,5 @@ console.log(
 printModelTurnFigures(modelTurns);
 if (sessions) printSessionFigures(sessions);
 printSessionStoreFigures(sessionStores);
+printNestedAgentFigures(nestedAgents);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);
