@@ -25,11 +25,11 @@ export interface SubagentLimits {
 }
 
 /** Characters of one task or message the model sends a subagent. */
-export const maxSubagentMessageChars = 50_000;
+const maxSubagentMessageChars = 50_000;
 /** Characters of a subagent's answer the model (and a `subagent` event) reads; the rest is cut. */
-export const maxSubagentResponseChars = 100_000;
+const maxSubagentResponseChars = 100_000;
 /** Turns one subagent may take (one per message). */
-export const maxSubagentTurns = 100;
+const maxSubagentTurns = 100;
 const taskNamePattern = /^[a-z0-9_]+$/;
 const maxTaskNameChars = 40;
 const maxCursorBytes = 512;
