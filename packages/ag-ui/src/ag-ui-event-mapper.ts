@@ -56,7 +56,8 @@ export function stepNameOf(turn: number): string {
  *   when they start (with their whole arguments), under the assistant message whose `exec` ran
  *   them and tagged `metadata.ghost.parentToolCallId`; `exec`, `wait` and `stop` stay hidden, as
  *   in Ghost's stream. Programs and model retries appear as `CUSTOM` events named
- *   `ghost.program_start`, `ghost.program_stop` and `ghost.model_retry`.
+ *   `ghost.program_start`, `ghost.program_stop` and `ghost.model_retry`; a model-directed
+ *   subagent's lifecycle (`subagent` events: spawned, turns, cancelled) as `ghost.subagent`.
  * - A run streamed with `includeAgentEvents` shows the agents nested in it (`agent.asTool()`):
  *   `SUBAGENT_STARTED` (`subagentRunId` = the agent's invocation id, `parentToolCallId` = the
  *   tool call that ran it), each of its turns' text as a text message of its own attributed to
@@ -200,6 +201,9 @@ export class AgUiEventMapper {
         break;
       case 'agent_stream':
         this.#subagents.map(out, event as StreamEventOf<'agent_stream'>);
+        break;
+      case 'subagent':
+        out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.subagent', value: event.data });
         break;
       case 'run_stop':
       case 'run_error':

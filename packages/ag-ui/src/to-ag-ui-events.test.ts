@@ -348,6 +348,36 @@ describe('toAgUiEvents', () => {
     expect(conversationFromAgUi(snapshot)).toEqual(run.messages);
   });
 
+  it('shows a model-directed subagent’s lifecycle as ghost.subagent CUSTOM events', async () => {
+    const researcher = defineAgent({ name: 'researcher', model: new ScriptedModel([{ text: 'Found it.' }]) });
+    const lead = defineAgent({
+      name: 'lead',
+      model: new ScriptedModel([
+        {
+          toolCalls: [
+            {
+              name: 'spawn_subagent',
+              input: { kind: 'researcher', task_name: 'look', task: 'Look it up.', mode: 'sync' },
+            },
+          ],
+        },
+        { text: 'Done.' },
+      ]),
+      subagents: [{ agent: researcher, description: 'Looks things up.' }],
+    });
+    const stream = lead.streamAsk(conversationFromAgUi(input));
+    const events = await checkedEvents(
+      await collect(toAgUiEvents(stream, { threadId: 'thread-1', runId: 'run-1', inputMessages: input })),
+    );
+    const custom = ofType(events, EventType.CUSTOM).filter((event) => event.name === 'ghost.subagent');
+    expect(custom.map((event) => (event.value as { phase: string }).phase)).toEqual([
+      'spawned',
+      'turn_started',
+      'turn_finished',
+    ]);
+    expect(custom[2]?.value).toMatchObject({ subagentId: 'look', kind: 'researcher', response: 'Found it.' });
+  });
+
   it('ignores nested agents’ events for a run streamed without includeAgentEvents', async () => {
     const researcher = defineAgent({ name: 'researcher', model: new ScriptedModel([{ text: 'Found.' }]) });
     const model = new ScriptedModel([

@@ -54,6 +54,24 @@ export interface AgentLimits extends ModelStreamLimits {
    * with an `AgentLimitError` the model reads. Default 8.
    */
   readonly maxDepth: number;
+  /**
+   * Subagents (`defineAgent({ subagents })`) working at the same time, per invocation of this
+   * agent. Past it, `spawn_subagent` and a message to an idle subagent fail with a tool error
+   * telling the model to wait for one first. Default 8.
+   */
+  readonly maxLiveSubagents: number;
+  /** Subagents (distinct `task_name`s) one invocation of this agent may spawn. Default 20. */
+  readonly maxSubagents: number;
+  /**
+   * Messages waiting for one subagent's next turns (`send_message_to_subagent` while it works);
+   * past it the message is refused with a tool error. Default 8.
+   */
+  readonly maxQueuedSubagentMessages: number;
+  /**
+   * How long one `wait_for_subagents` call waits before it answers `still_working`, in
+   * milliseconds. Default 30,000.
+   */
+  readonly subagentWaitMs: number;
 }
 
 /** What the loop needs of the agent. */

@@ -15,6 +15,8 @@ import { RunTools } from './run-tools.js';
 import { defaultRuntime, type Runtime } from './runtime.js';
 import type { StreamEventDataMap } from './stream-event.js';
 import { prepareStructuredOutput, type StructuredOutput } from './structured-output.js';
+import { checkSubagents, type SubagentDefinition, subagentControlToolNames } from './subagent-definition.js';
+import { SubagentManager } from './subagent-manager.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
 import { runToolCall, summarizeError, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
@@ -59,6 +61,29 @@ export interface AgentDefinition<OutputSchema extends TSchema | undefined = TSch
    * or any `TelemetryV1` plugin, or a list.
    */
   readonly telemetry?: TelemetryV1 | readonly TelemetryV1[];
+  /**
+   * Agents this one may start by itself as subagents. The model gets five control tools:
+   * `spawn_subagent` (`{ kind, task_name, task, mode: 'sync' | 'async' }`),
+   * `send_message_to_subagent`, `interject_subagent`, `wait_for_subagents` and
+   * `list_subagents`. Each subagent runs nested in the run (its cancellation, deadline and
+   * usage) with a conversation that lives on across its turns; every subagent still working
+   * when this agent's invocation ends is cancelled. With code mode on, the control tools stay
+   * model-facing and never enter a program's catalog. Limits: `maxLiveSubagents`,
+   * `maxSubagents`, `maxQueuedSubagentMessages`, `subagentWaitMs` and `maxDepth`.
+   *
+   * @example
+   * ```ts
+   * const lead = defineAgent({
+   *   name: 'lead',
+   *   model,
+   *   subagents: [
+   *     { agent: researcher, description: 'Finds and cites sources on one question.' },
+   *     { agent: critic, kind: 'review', description: 'Reviews a draft for gaps.' },
+   *   ],
+   * });
+   * ```
+   */
+  readonly subagents?: readonly SubagentDefinition[];
 }
 
 /** The options of one `ask`, `streamAsk` or `createRun`. */
@@ -180,6 +205,10 @@ export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxToolCalls: 1_000,
   maxParallelToolCalls: 8,
   maxDepth: 8,
+  maxLiveSubagents: 8,
+  maxSubagents: 20,
+  maxQueuedSubagentMessages: 8,
+  subagentWaitMs: 30_000,
   ...defaultModelStreamLimits,
 });
 
@@ -194,6 +223,7 @@ const definitionKeys = new Set([
   'modelSettings',
   'providerOptions',
   'telemetry',
+  'subagents',
 ]);
 const askOptionKeys = new Set([
   'signal',
@@ -272,6 +302,13 @@ function resolveTools(
 
 function toolMap(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
   return new Map(tools.map((tool) => [tool.name, tool]));
+}
+
+/** `tools` and then `extra` (the subagent controls), as the model sees them. */
+function withTools(tools: ReadonlyMap<string, Tool>, extra: readonly Tool[]): ReadonlyMap<string, Tool> {
+  const merged = new Map(tools);
+  for (const tool of extra) merged.set(tool.name, tool);
+  return merged;
 }
 
 function prepareCodeMode(
@@ -363,6 +400,18 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
   const agentSettings = checkRecord(name, 'modelSettings', definition.modelSettings);
   const agentProviderOptions = checkRecord(name, 'providerOptions', definition.providerOptions);
   const agentTelemetry = checkTelemetry(definition.telemetry, `Agent '${name}'`);
+  const subagents = checkSubagents(name, definition.subagents);
+  if (subagents.size > 0) {
+    for (const toolName of toolsByName.keys()) {
+      if (subagentControlToolNames.has(toolName)) {
+        throw new ConfigurationError(
+          `Agent '${name}' has a tool named '${toolName}', the name of a subagent control tool; rename the tool.`,
+          { code: 'AGENT_TOOL_DUPLICATE' },
+        );
+      }
+    }
+  }
+  const hasPersistedSubagents = [...subagents.values()].some((subagent) => subagent.isPersisted);
 
   /** Runs one invocation of the agent, whoever drives it: a run of its own, or a run it is nested in. */
   const runInvocation = async (
@@ -417,6 +466,9 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       runTools?.onChange((tools) => opened.updateTools?.(tools));
     }
     const running = codeModeRun;
+    // Made after code mode, and outside its catalog: the controls stay the model's own.
+    const subagentTools =
+      subagents.size === 0 ? [] : new SubagentManager(name, subagents, limits, execution).tools();
     const { output, settings, providerOptions } = request;
     // Read at every model turn, so a tool source's change reaches the next turn.
     const loopInput: AgentLoopInput = {
@@ -426,7 +478,8 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       },
       model: resolvedModel,
       get tools() {
-        return running ? toolMap(running.modelTools) : currentTools();
+        const tools = running ? toolMap(running.modelTools) : currentTools();
+        return subagentTools.length === 0 ? tools : withTools(tools, subagentTools);
       },
       limits,
       // The session's history comes first; checked again as one conversation.
@@ -503,6 +556,12 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     );
     const inputText = latestUserText(conversation);
     const runtime = options.runtime ?? defaultRuntime();
+    if (hasPersistedSubagents && runtime.sessionStore === undefined) {
+      throw new ConfigurationError(
+        `Agent '${name}' has subagents with persist: true, but the runtime has no session store to keep them in: pass one to createRuntime({ sessionStore }), or drop persist.`,
+        { code: 'AGENT_SUBAGENT_INVALID', option: 'subagents' },
+      );
+    }
     const session = options.session === undefined ? undefined : checkSessionOptions(options.session);
     const sessionStore = session === undefined ? undefined : runtime.sessionStore;
     if (session !== undefined && sessionStore === undefined) {

@@ -160,10 +160,13 @@ export {
   type StreamEventDataMap,
   type StreamEventOf,
   type StreamEventType,
+  type SubagentEventData,
+  type SubagentPhase,
   type TerminalStreamEventType,
   type ToolEventData,
   terminalEventTypes,
 } from './stream-event.js';
+export type { SubagentDefinition } from './subagent-definition.js';
 export type {
   RunTelemetry,
   TelemetryEventDetail,

@@ -10,7 +10,7 @@ import {
   RunStateError,
 } from './errors.js';
 import type { ModelMessage } from './model.js';
-import type { Closer, RunEntrypoint, RunExecution, RunResult } from './run.js';
+import type { Closer, PendingInterjection, RunEntrypoint, RunExecution, RunResult } from './run.js';
 import { type Invocation, RunContext } from './run-context.js';
 import type { Runtime } from './runtime.js';
 import type { SandboxBackendV1 } from './sandbox.js';
@@ -135,6 +135,18 @@ export interface NestedAgentRequest {
   readonly placement: string;
   /** Ends this invocation alone, such as the signal of the tool call that runs it (its timeout). */
   readonly signal?: AbortSignal;
+  /**
+   * Messages sent to the agent while it works, read at each of its model turns (a subagent's
+   * `interject_subagent`). Without it nothing reaches the agent during its invocation.
+   */
+  readonly interjections?: InterjectionInbox;
+}
+
+/** @internal Where a nested invocation takes the messages sent to it while it works. */
+export interface InterjectionInbox {
+  /** Removes and returns the messages waiting for the agent's next model turn. */
+  take(): PendingInterjection[];
+  readonly hasPending: boolean;
 }
 
 /** @internal What a nested invocation produced. */
@@ -152,7 +164,8 @@ export interface NestedAgentResult {
  * its own `maxToolCalls` and every agent's above it; what it opens (tool sources, code mode) is
  * closed when it ends, or by the run's close if the run ends first; its events reach the run's
  * stream as `agent_stream` events (when asked for) and its own telemetry. It has its own
- * invocation id and no session. Interjections never reach it: they go to the run's own agent.
+ * invocation id and no session. Interjections reach it only through `request.interjections` (a
+ * subagent's); the run's own go to the run's own agent.
  *
  * Throws `RunStateError` outside a running agent's invocation, `AgentLimitError` past the
  * allowed depth, `ConfigurationError` for input the agent cannot take, and whatever ended the
@@ -201,6 +214,7 @@ class NestedInvocation {
   readonly #telemetryPlugins: readonly TelemetryV1[];
   #telemetry: RunTelemetryFanOut | undefined;
   readonly #signal: AbortSignal | undefined;
+  readonly #interjections: InterjectionInbox | undefined;
   readonly #closers: Closer[] = [];
   #isClosed = false;
   #usage = Usage.empty;
@@ -216,6 +230,7 @@ class NestedInvocation {
     this.#scope = scope;
     this.#host = scope.placement.host;
     this.#signal = request.signal;
+    this.#interjections = request.interjections;
     const above = scope.runContext.invocation;
     const invocationId = randomUUID();
     const invocation: Invocation = Object.freeze({
@@ -306,6 +321,7 @@ class NestedInvocation {
   };
 
   #execution(): RunExecution {
+    const inbox = this.#interjections;
     return {
       runContext: this.#runContext,
       history: [],
@@ -321,8 +337,10 @@ class NestedInvocation {
       // A deadline keeps the run's own agent's text; a nested agent's answer is its tool's result.
       noteText: () => {},
       recordTranscript: () => {},
-      takeInterjections: () => [],
-      hasPendingInterjections: false,
+      takeInterjections: () => inbox?.take() ?? [],
+      get hasPendingInterjections() {
+        return inbox?.hasPending ?? false;
+      },
       register: (closer) => {
         if (this.#isClosed) {
           // Opened after the invocation ended (work that outlived it): closed at once.

@@ -50,6 +50,34 @@ export type NestedStreamEvent = Exclude<
   { readonly type: 'agent_stream' | 'run_start' | TerminalStreamEventType }
 >;
 
+/** What happened to a subagent, as a `subagent` event says. */
+export type SubagentPhase =
+  | 'spawned'
+  | 'message_queued'
+  | 'turn_started'
+  | 'turn_finished'
+  | 'turn_failed'
+  | 'cancelled';
+
+/** The `data` of a `subagent` event. */
+export interface SubagentEventData {
+  readonly phase: SubagentPhase;
+  /** The subagent's id: its `task_name`, unique among its parent invocation's subagents. */
+  readonly subagentId: string;
+  /** Which of the agent's `subagents` it is. */
+  readonly kind: string;
+  /** With `spawned`: whether the spawn call waits for the first answer (`sync`) or not (`async`). */
+  readonly mode?: 'sync' | 'async';
+  /** With `turn_*`: which of the subagent's turns, from 1 (a turn answers one message). */
+  readonly turn?: number;
+  /** With `message_queued`: how many messages now wait for the subagent's next turns. */
+  readonly queuedMessages?: number;
+  /** With `turn_finished`: the turn's answer, cut at 100,000 characters. */
+  readonly response?: string;
+  /** With `turn_failed` and `cancelled`: why. */
+  readonly error?: ErrorSummary;
+}
+
 /** The `data` of each stream event type. */
 export interface StreamEventDataMap {
   run_start: { readonly runId: string; readonly operationId: string; readonly agentName: string };
@@ -152,6 +180,14 @@ export interface StreamEventDataMap {
    * ```
    */
   agent_stream: { readonly source: AgentStreamSource; readonly event: NestedStreamEvent };
+  /**
+   * Something happened to one of the agent's subagents (`defineAgent({ subagents })`): it was
+   * spawned, a message for it was queued, one of its turns started, finished or failed, or it
+   * was cancelled (its parent's invocation ended, or the run was cancelled or reached its
+   * deadline). The subagent's own events come as `agent_stream` events (with
+   * `includeAgentEvents`), placed under `subagent:<taskName>` in their `source.path`.
+   */
+  subagent: SubagentEventData;
   run_stop: { readonly outcome: 'completed'; readonly response: string; readonly usage: Usage };
   run_error: {
     readonly outcome: 'failed';

@@ -6,7 +6,9 @@ export type ToolErrorCode =
   | 'TOOL_TIMEOUT'
   | 'TOOL_RESULT_INVALID'
   | 'TOOL_SOURCE_FAILED'
-  | 'AGENT_TOOL_FAILED';
+  | 'AGENT_TOOL_FAILED'
+  | 'SUBAGENT_REQUEST_INVALID'
+  | 'SUBAGENT_LIMIT_REACHED';
 
 /**
  * Thrown by a tool to tell the model what went wrong. Its message goes to the model as the tool
