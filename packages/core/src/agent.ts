@@ -417,7 +417,11 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       runTools?.onChange((tools) => opened.updateTools?.(tools));
     }
     const running = codeModeRun;
-    const { output, settings, providerOptions } = request;
+    const { output, settings, providerOptions, extraTools } = request;
+    const withExtra = (tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Tool> =>
+      extraTools === undefined
+        ? tools
+        : new Map([...tools, ...extraTools.map((tool) => [tool.name, tool] as const)]);
     // Read at every model turn, so a tool source's change reaches the next turn.
     const loopInput: AgentLoopInput = {
       agentName: name,
@@ -426,7 +430,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       },
       model: resolvedModel,
       get tools() {
-        return running ? toolMap(running.modelTools) : currentTools();
+        return withExtra(running ? toolMap(running.modelTools) : currentTools());
       },
       limits,
       // The session's history comes first; checked again as one conversation.
@@ -567,7 +571,11 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     ...(agentProviderOptions ? { providerOptions: agentProviderOptions } : {}),
   };
   registerNestableAgent(agent, {
-    entrypoint: (conversation) => entrypointFor(conversation, nestedRequest),
+    entrypoint: (conversation, extraTools) =>
+      entrypointFor(
+        conversation,
+        extraTools === undefined ? nestedRequest : { ...nestedRequest, extraTools },
+      ),
     telemetry: agentTelemetry,
   });
   return agent as Agent<OutputOf<OutputSchema>>;
@@ -578,6 +586,11 @@ interface InvocationRequest {
   readonly output?: StructuredOutput;
   readonly settings?: ModelSettings;
   readonly providerOptions?: ProviderOptions;
+  /**
+   * Tools the one running the agent adds for this invocation (an assembly's handoff tools):
+   * model-facing, in code mode too, and over the agent's own tools of the same name.
+   */
+  readonly extraTools?: readonly Tool[];
 }
 
 /** How an invocation that threw ended (out of time, stopped, or failed), and why. */
