@@ -466,10 +466,12 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       runTools?.onChange((tools) => opened.updateTools?.(tools));
     }
     const running = codeModeRun;
-    // Made after code mode, and outside its catalog: the controls stay the model's own.
+    // Made after code mode, and outside its catalog: the controls stay the model's own, as do
+    // the tools an assembly adds (a swarm member's handoffs).
     const subagentTools =
       subagents.size === 0 ? [] : new SubagentManager(name, subagents, limits, execution).tools();
-    const { output, settings, providerOptions } = request;
+    const { output, settings, providerOptions, extraTools } = request;
+    const modelOnlyTools = [...subagentTools, ...(extraTools ?? [])];
     // Read at every model turn, so a tool source's change reaches the next turn.
     const loopInput: AgentLoopInput = {
       agentName: name,
@@ -479,7 +481,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       model: resolvedModel,
       get tools() {
         const tools = running ? toolMap(running.modelTools) : currentTools();
-        return subagentTools.length === 0 ? tools : withTools(tools, subagentTools);
+        return modelOnlyTools.length === 0 ? tools : withTools(tools, modelOnlyTools);
       },
       limits,
       // The session's history comes first; checked again as one conversation.
@@ -626,7 +628,11 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     ...(agentProviderOptions ? { providerOptions: agentProviderOptions } : {}),
   };
   registerNestableAgent(agent, {
-    entrypoint: (conversation) => entrypointFor(conversation, nestedRequest),
+    entrypoint: (conversation, extraTools) =>
+      entrypointFor(
+        conversation,
+        extraTools === undefined ? nestedRequest : { ...nestedRequest, extraTools },
+      ),
     telemetry: agentTelemetry,
   });
   return agent as Agent<OutputOf<OutputSchema>>;
@@ -637,6 +643,11 @@ interface InvocationRequest {
   readonly output?: StructuredOutput;
   readonly settings?: ModelSettings;
   readonly providerOptions?: ProviderOptions;
+  /**
+   * Tools the one running the agent adds for this invocation (an assembly's handoff tools):
+   * model-facing, in code mode too, and over the agent's own tools of the same name.
+   */
+  readonly extraTools?: readonly Tool[];
 }
 
 /** How an invocation that threw ended (out of time, stopped, or failed), and why. */

@@ -110,7 +110,7 @@ export {
   PluginVersionError,
 } from './plugin-errors.js';
 export { type ImportModule, Registry, type RegistryOptions } from './registry.js';
-export { type Closeable, type Closer, Run, type RunResult, type RunStream } from './run.js';
+export { type Closeable, type Closer, Run, type RunResult, type RunStep, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';
 export {
@@ -154,6 +154,7 @@ export {
 export { currentSpecificationVersions } from './specification-version.js';
 export {
   type AgentStreamSource,
+  type AssemblyStepEventData,
   type ErrorSummary,
   type NestedStreamEvent,
   type StreamEvent,

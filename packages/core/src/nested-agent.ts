@@ -16,6 +16,7 @@ import type { Runtime } from './runtime.js';
 import type { SandboxBackendV1 } from './sandbox.js';
 import { type AgentStreamSource, createStreamEvent, type StreamEvent } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryV1 } from './telemetry.js';
+import type { Tool } from './tool.js';
 import type { EmitEvent, InScope, ToolCallBudget } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 
@@ -41,6 +42,15 @@ export interface NestedAgentHost {
   hold(invocation: LiveInvocation): () => void;
   /** A nested invocation could not close what it opened: the run fails when it closes. */
   noteCleanupFailure(error: unknown): void;
+  /**
+   * Counts an invocation that may receive the run's interjections (an assembly step's agent)
+   * while it runs; returns the release. Only while exactly one is counted does it receive them.
+   */
+  acceptInterjections(): () => void;
+  /** The interjections waiting, taken when exactly one invocation accepts them; else none. */
+  takeInterjections(): PendingInterjection[];
+  /** Whether interjections wait and exactly one invocation accepts them. */
+  readonly hasPendingInterjections: boolean;
 }
 
 /** @internal A nested invocation as its run's close sees it. */
@@ -79,7 +89,7 @@ export interface InvocationPlacement {
  * (with the agent's own output schema and settings) and its own telemetry plugins.
  */
 export interface NestableAgent {
-  entrypoint(conversation: readonly ModelMessage[]): RunEntrypoint;
+  entrypoint(conversation: readonly ModelMessage[], extraTools?: readonly Tool[]): RunEntrypoint;
   readonly telemetry: readonly TelemetryV1[];
 }
 
@@ -132,7 +142,22 @@ export interface NestedAgentRequest {
    * The source-path segment that says where the agent runs: `tool:<toolCallId>` for an agent run
    * as a tool (an assembly's step will say `step:<node>`).
    */
-  readonly placement: string;
+  readonly placement: string | readonly string[];
+  /**
+   * Context for this invocation alone, over the context of the invocation it runs in, key by key
+   * (an assembly's `ctx.invoke(child, input, { context })`).
+   */
+  readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * Whether `run.interject()` reaches this invocation while it is the only one of the run that
+   * accepts interjections (an assembly step's agent). Default false (an agent run as a tool).
+   */
+  readonly receivesInterjections?: boolean;
+  /**
+   * Tools given to this invocation beside the agent's own, model-facing even in code mode (an
+   * assembly's `transfer_to_<member>` handoff tools).
+   */
+  readonly tools?: readonly Tool[];
   /** Ends this invocation alone, such as the signal of the tool call that runs it (its timeout). */
   readonly signal?: AbortSignal;
   /**
@@ -199,7 +224,7 @@ export async function runNestedAgent(
     );
   }
   const conversation = conversationOf(agent.name, request.input);
-  const entrypoint = nestable.entrypoint(conversation);
+  const entrypoint = nestable.entrypoint(conversation, request.tools);
   return new NestedInvocation(scope, agent.name, nestable, request, depth, conversation).run(entrypoint);
 }
 
@@ -215,6 +240,7 @@ class NestedInvocation {
   #telemetry: RunTelemetryFanOut | undefined;
   readonly #signal: AbortSignal | undefined;
   readonly #interjections: InterjectionInbox | undefined;
+  readonly #receivesInterjections: boolean;
   readonly #closers: Closer[] = [];
   #isClosed = false;
   #usage = Usage.empty;
@@ -231,6 +257,7 @@ class NestedInvocation {
     this.#host = scope.placement.host;
     this.#signal = request.signal;
     this.#interjections = request.interjections;
+    this.#receivesInterjections = request.receivesInterjections === true;
     const above = scope.runContext.invocation;
     const invocationId = randomUUID();
     const invocation: Invocation = Object.freeze({
@@ -240,7 +267,10 @@ class NestedInvocation {
       input: latestUserText(conversation),
       actorId: above.actorId,
       sessionId: undefined,
-      context: above.context,
+      context:
+        request.context === undefined
+          ? above.context
+          : Object.freeze({ ...above.context, ...request.context }),
       metadata: above.metadata,
       deadline: above.deadline,
     });
@@ -249,7 +279,12 @@ class NestedInvocation {
       signal: this.#controller.signal,
       state: scope.runContext.state,
     });
-    const path = [...(scope.placement.source?.path ?? []), request.placement, agentName, invocationId];
+    const path = [
+      ...(scope.placement.source?.path ?? []),
+      ...(typeof request.placement === 'string' ? [request.placement] : request.placement),
+      agentName,
+      invocationId,
+    ];
     this.#source = Object.freeze({ path: Object.freeze(path), agentName, invocationId, depth });
     const telemetry = unionOf(scope.placement.telemetry, nestable.telemetry);
     this.#telemetryPlugins = telemetry;
@@ -279,6 +314,7 @@ class NestedInvocation {
       for (const unsubscribe of unsubscribes) unsubscribe();
       throw error;
     }
+    const stopAccepting = this.#receivesInterjections ? this.#host.acceptInterjections() : undefined;
     this.#startTelemetry();
     try {
       const execution = this.#execution();
@@ -286,6 +322,7 @@ class NestedInvocation {
       return { result, usage: this.#usage, invocationId: this.#source.invocationId };
     } finally {
       for (const unsubscribe of unsubscribes) unsubscribe();
+      stopAccepting?.();
       await this.#close();
       release();
       markSettled();
@@ -321,7 +358,10 @@ class NestedInvocation {
   };
 
   #execution(): RunExecution {
+    // A subagent reads its own inbox; an assembly's step reads the run's `interject()`.
     const inbox = this.#interjections;
+    const host = this.#host;
+    const receives = this.#receivesInterjections;
     return {
       runContext: this.#runContext,
       history: [],
@@ -337,9 +377,9 @@ class NestedInvocation {
       // A deadline keeps the run's own agent's text; a nested agent's answer is its tool's result.
       noteText: () => {},
       recordTranscript: () => {},
-      takeInterjections: () => inbox?.take() ?? [],
+      takeInterjections: () => [...(inbox?.take() ?? []), ...(receives ? host.takeInterjections() : [])],
       get hasPendingInterjections() {
-        return inbox?.hasPending ?? false;
+        return (inbox?.hasPending ?? false) || (receives && host.hasPendingInterjections);
       },
       register: (closer) => {
         if (this.#isClosed) {

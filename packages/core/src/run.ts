@@ -25,6 +25,7 @@ import type { SessionStoreV1, SessionTurnOutcome } from './session-store.js';
 import {
   type AgentStreamSource,
   createStreamEvent,
+  type ErrorSummary,
   type NestedStreamEvent,
   type StreamEvent,
   type StreamEventDataMap,
@@ -48,6 +49,32 @@ export interface RunResult {
   readonly messages: readonly ModelMessage[];
   /** The answer parsed and validated against the run's `output` schema, when it had one. */
   readonly output?: unknown;
+  /** For an assembly's run (a Workflow, Swarm or Graph): the steps it took, in the order they ended. */
+  readonly steps?: readonly RunStep[];
+}
+
+/** One step an assembly took (its trajectory is `run.result.steps`). */
+export interface RunStep {
+  /** Unique in the run; the step's `assembly_step_*` events carry it. */
+  readonly stepId: string;
+  /** The assembly the step belongs to. */
+  readonly assemblyName: string;
+  /** The graph node, swarm member or invoked assembly's name. */
+  readonly step: string;
+  /** The agent (or nested assembly) it ran. */
+  readonly agentName: string;
+  /** Where it ran, as its events say. */
+  readonly path: readonly string[];
+  /** How many attempts it took. */
+  readonly attempts: number;
+  readonly outcome: 'completed' | 'failed';
+  /** The text the step was asked. */
+  readonly input: string;
+  /** Its agent's answer; empty when it failed. */
+  readonly response: string;
+  /** Why it failed, when it did. */
+  readonly error?: ErrorSummary;
+  readonly durationMs: number;
 }
 
 /** Event types only the run itself emits: a nested agent's events never carry them. */
@@ -102,9 +129,16 @@ export interface RunExecution {
   readonly placement: InvocationPlacement;
 }
 
-/** The work a run executes: one agent invocation. */
+/** The work a run executes: one agent invocation, or an assembly of agents. */
 export interface RunEntrypoint {
+  /** The name of the agent (or assembly) the run executes. */
   readonly agentName: string;
+  /**
+   * `agent` (the default): interjections reach the entrypoint itself. `assembly`: the entrypoint
+   * runs agents nested as its steps, and an interjection reaches a step's agent while it is the
+   * only one running.
+   */
+  readonly kind?: 'agent' | 'assembly';
   /** How many messages the run was asked (its input): the first ones of its turn. */
   readonly inputLength: number;
   execute(execution: RunExecution): Promise<RunResult>;
@@ -184,6 +218,7 @@ export class Run<Output = unknown> {
   readonly #includeAgentEvents: boolean;
   readonly #liveInvocations = new Set<LiveInvocation>();
   #isClosingNested = false;
+  #interjectableAgents = 0;
   readonly #nestedCleanupErrors: unknown[] = [];
 
   /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
@@ -378,6 +413,13 @@ export class Run<Output = unknown> {
     }
     if (typeof message !== 'string' || message.length === 0) {
       return Promise.reject(new ConfigurationError('run.interject() takes a non-empty message string.'));
+    }
+    if (this.#entrypoint.kind === 'assembly' && this.#interjectableAgents !== 1) {
+      return Promise.reject(
+        new AgentInterjectionError(
+          `An interjection reaches an assembly's agent only while exactly one runs; ${this.#interjectableAgents} agents are running now. Try again when one is.`,
+        ),
+      );
     }
     return new Promise<string>((resolve, reject) => {
       this.#pendingInterjections.push({ message, resolve, reject });
@@ -667,6 +709,19 @@ export class Run<Output = unknown> {
       },
       noteCleanupFailure: (error) => {
         this.#nestedCleanupErrors.push(error);
+      },
+      acceptInterjections: () => {
+        this.#interjectableAgents += 1;
+        let isReleased = false;
+        return () => {
+          if (isReleased) return;
+          isReleased = true;
+          this.#interjectableAgents -= 1;
+        };
+      },
+      takeInterjections: () => (this.#interjectableAgents === 1 ? this.#takeAll() : []),
+      get hasPendingInterjections() {
+        return run.#interjectableAgents === 1 && run.#pendingInterjections.length > 0;
       },
     };
   }

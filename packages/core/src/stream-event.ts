@@ -27,7 +27,8 @@ export interface ToolEventData {
 export interface AgentStreamSource {
   /**
    * Where the agent runs, from the run's own agent down: for each level of nesting, the place
-   * that ran it (`tool:<toolCallId>`: the tool call of the agent above that runs it as a tool),
+   * that ran it (`tool:<toolCallId>`: the tool call of the agent above that runs it as a tool;
+   * `step:<step>`: the assembly step that runs it, after the steps of the assemblies above it),
    * then the agent's name, then its invocation id. An agent run as a tool by the run's own agent
    * has the path `['tool:call_1', 'researcher', '<invocationId>']`; one it runs in turn adds
    * three more segments.
@@ -76,6 +77,22 @@ export interface SubagentEventData {
   readonly response?: string;
   /** With `turn_failed` and `cancelled`: why. */
   readonly error?: ErrorSummary;
+}
+
+/** Fields every `assembly_step_*` event carries. */
+export interface AssemblyStepEventData {
+  /** The assembly (Workflow, Swarm or Graph) the step belongs to, by name. */
+  readonly assemblyName: string;
+  /** The step's id, unique in the run: its `_start`, `_stop`, `_error` and `_retry` share it. */
+  readonly stepId: string;
+  /** The step's name: the graph node, the swarm member, or the name of the workflow's invoked assembly. */
+  readonly step: string;
+  /** The agent (or nested assembly) the step runs. */
+  readonly agentName: string;
+  /** Where the step runs, from the run's entrypoint down, ending with `step:<step>`. */
+  readonly path: readonly string[];
+  /** 1 for the first attempt, 2 for the first retry, and so on. */
+  readonly attempt: number;
 }
 
 /** The `data` of each stream event type. */
@@ -188,6 +205,44 @@ export interface StreamEventDataMap {
    * `includeAgentEvents`), placed under `subagent:<taskName>` in their `source.path`.
    */
   subagent: SubagentEventData;
+  /**
+   * A step of an assembly (a Workflow's invocation, a Graph's node, a Swarm member's turn)
+   * started. `stepId` is unique in the run and pairs the step's events; `path` is where it runs
+   * (the same segments its agent's `agent_stream` events carry before the agent's name).
+   */
+  assembly_step_start: AssemblyStepEventData & { readonly input: string };
+  /** An assembly step finished; `response` is its agent's answer. */
+  assembly_step_stop: AssemblyStepEventData & { readonly response: string; readonly durationMs: number };
+  /** An assembly step failed (or timed out); `willRetry` says whether another attempt follows. */
+  assembly_step_error: AssemblyStepEventData & {
+    readonly error: ErrorSummary;
+    readonly willRetry: boolean;
+    readonly durationMs: number;
+  };
+  /** An assembly step is tried again after it failed, `delayMs` from now; `attempt` is the next one. */
+  assembly_step_retry: AssemblyStepEventData & { readonly delayMs: number; readonly error: ErrorSummary };
+  /** A graph node's several outgoing edges matched: the nodes in `to` run in parallel. */
+  assembly_fork: { readonly assemblyName: string; readonly from: string; readonly to: readonly string[] };
+  /** A graph node with several incoming edges got every branch it waits for, from the nodes in `from`. */
+  assembly_join: { readonly assemblyName: string; readonly node: string; readonly from: readonly string[] };
+  /**
+   * An assembly moved from one step to the next: along a graph edge (`edge`), a graph error edge
+   * (`error_edge`), or a swarm member's handoff (`handoff`).
+   */
+  assembly_transition: {
+    readonly assemblyName: string;
+    readonly from: string;
+    readonly to: string;
+    readonly kind: 'edge' | 'error_edge' | 'handoff';
+  };
+  /** A swarm's members handed off between the same pair more often than `maxHandoffRepeats`: the run fails. */
+  assembly_handoff_loop: {
+    readonly assemblyName: string;
+    readonly from: string;
+    readonly to: string;
+    readonly repeats: number;
+    readonly maxHandoffRepeats: number;
+  };
   run_stop: { readonly outcome: 'completed'; readonly response: string; readonly usage: Usage };
   run_error: {
     readonly outcome: 'failed';
