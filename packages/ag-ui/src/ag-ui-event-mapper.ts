@@ -8,6 +8,7 @@ import {
   type StreamEventOf,
   type TerminalStreamEventType,
 } from '@ghost/core';
+import { type AssemblyRoutingEventType, AssemblyStepMapper } from './assembly-step-mapper.js';
 import { toolContentToAgUi } from './content-parts.js';
 import {
   messagesSnapshotOf,
@@ -64,6 +65,12 @@ export function stepNameOf(turn: number): string {
  *   it (`subagentRunId`, `name`), then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`. Its text stays in
  *   the snapshot, before the result of the run's tool call it ran under; sent back, it is left
  *   out of the model's conversation (`conversationFromAgUi`).
+ * - An assembly's run (a Workflow, Swarm or Graph from `@ghost/assemblies`): each attempt of a
+ *   step is a step of its own (`STEP_STARTED` / `STEP_FINISHED` named `<step>#<stepId>`, with
+ *   `metadata.ghost`: assembly, step, agent, attempt, path, and the error of a failed attempt);
+ *   with `includeAgentEvents`, the step's agent is a subagent whose `SUBAGENT_STARTED` names
+ *   its step in `metadata.ghost.stepName`, and its text is attributed to it as above. Forks,
+ *   joins, transitions and handoff loops are `CUSTOM` events named `ghost.assembly_fork`, ...
  * - The run ends with a `MESSAGES_SNAPSHOT` of its conversation (see `messagesSnapshotOf`), then:
  *   completed → `RUN_FINISHED` (outcome `success`, `result` = the structured output if any);
  *   cancelled → `RUN_FINISHED` with outcome `cancelled`; failed → `RUN_ERROR` with Ghost's
@@ -96,7 +103,8 @@ export class AgUiEventMapper {
   readonly #parentMessageIds = new Map<string, string>();
   readonly #resultMessageIds = new Map<string, string>();
   readonly #knownMessageIds = new Set<string>();
-  readonly #subagents = new SubagentEventMapper();
+  readonly #steps = new AssemblyStepMapper();
+  readonly #subagents = new SubagentEventMapper((path) => this.#steps.stepNameAt(path));
   #terminal: TerminalEvent | undefined;
 
   constructor(options: AgUiEventMapperOptions) {
@@ -205,6 +213,19 @@ export class AgUiEventMapper {
       case 'subagent':
         out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.subagent', value: event.data });
         break;
+      case 'assembly_step_start':
+        this.#steps.start(out, event as StreamEventOf<'assembly_step_start'>);
+        break;
+      case 'assembly_step_stop':
+      case 'assembly_step_error':
+        this.#steps.finish(out, event as StreamEventOf<'assembly_step_stop' | 'assembly_step_error'>);
+        break;
+      case 'assembly_fork':
+      case 'assembly_join':
+      case 'assembly_transition':
+      case 'assembly_handoff_loop':
+        this.#steps.routing(out, event as StreamEventOf<AssemblyRoutingEventType>);
+        break;
       case 'run_stop':
       case 'run_error':
       case 'run_partial':
@@ -212,6 +233,7 @@ export class AgUiEventMapper {
         this.#closeTurnOutput(out, timestamp);
         this.#closeStep(out, timestamp);
         this.#subagents.finish(out, timestamp);
+        this.#steps.finishAll(out, timestamp);
         this.#terminal = event as TerminalEvent;
         break;
       default:
@@ -232,6 +254,7 @@ export class AgUiEventMapper {
     this.#closeTurnOutput(out, timestamp);
     this.#closeStep(out, timestamp);
     this.#subagents.finish(out, timestamp);
+    this.#steps.finishAll(out, timestamp);
     if (run !== undefined && this.#options.messagesSnapshot !== false) {
       out.push({ type: EventType.MESSAGES_SNAPSHOT, timestamp, messages: this.#snapshot(run) });
     }

@@ -32,6 +32,12 @@ export class SubagentEventMapper {
   readonly messages: StreamedSubagentMessage[] = [];
   readonly #openText = new Map<string, StreamedSubagentMessage>();
   readonly #active = new Set<string>();
+  readonly #stepNameAt: (path: readonly string[]) => string | undefined;
+
+  /** `stepNameAt` names the open assembly step an agent's events come from, by their path. */
+  constructor(stepNameAt: (path: readonly string[]) => string | undefined = () => undefined) {
+    this.#stepNameAt = stepNameAt;
+  }
 
   map(out: AgUiEvent[], event: StreamEventOf<'agent_stream'>): void {
     const { source, event: inner } = event.data;
@@ -42,6 +48,7 @@ export class SubagentEventMapper {
         const { path } = source;
         const parentToolCallId = source.depth === 1 ? toolCallIdOf(path[0]) : undefined;
         const parentSubagentRunId = source.depth > 1 ? path[path.length - 4] : undefined;
+        const stepName = source.depth === 1 ? this.#stepNameAt(path) : undefined;
         this.#active.add(subagentRunId);
         out.push({
           type: EventType.SUBAGENT_STARTED,
@@ -50,6 +57,7 @@ export class SubagentEventMapper {
           name: source.agentName,
           ...(parentToolCallId === undefined ? {} : { parentToolCallId }),
           ...(parentSubagentRunId === undefined ? {} : { parentSubagentRunId }),
+          ...(stepName === undefined ? {} : { metadata: { ghost: { stepName } } }),
         });
         break;
       }
