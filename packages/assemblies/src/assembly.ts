@@ -156,7 +156,7 @@ export async function runStep(scope: AssemblyScope, request: StepRequest): Promi
     execution.emit('assembly_step_start', { ...common, input: request.input });
     const attemptStarted = performance.now();
     try {
-      const result = await attemptStep(scope, request, path);
+      const result = await execution.inStep(stepId, () => attemptStep(scope, request, path));
       const durationMs = performance.now() - attemptStarted;
       execution.emit('assembly_step_stop', { ...common, response: result.response, durationMs });
       trajectory.record({

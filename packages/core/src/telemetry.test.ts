@@ -31,8 +31,16 @@ function recordingTelemetry() {
 }
 
 function scopeName(scope: TelemetryScope): string {
-  if (scope.kind === 'run') return 'run';
-  return scope.kind === 'model' ? `model ${scope.turn}` : `tool ${scope.toolCallId}`;
+  switch (scope.kind) {
+    case 'run':
+      return 'run';
+    case 'model':
+      return `model ${scope.turn}`;
+    case 'tool':
+      return `tool ${scope.toolCallId}`;
+    case 'step':
+      return `step ${scope.stepId}`;
+  }
 }
 
 describe('telemetry', () => {

@@ -16,13 +16,16 @@ export interface TelemetryEventDetail {
 }
 
 /**
- * A unit of work telemetry can make current while it runs: the run, one model turn, one tool call.
- * The matching events (`run_start`, `model_start`, `tool_start`) come before the scope is entered.
+ * A unit of work telemetry can make current while it runs: the run, one model turn, one tool call,
+ * one assembly step. The matching events (`run_start`, `model_start`, `tool_start`,
+ * `assembly_step_start`) come before the scope is entered.
  */
 export type TelemetryScope =
   | { readonly kind: 'run' }
   | { readonly kind: 'model'; readonly turn: number }
-  | { readonly kind: 'tool'; readonly toolCallId: string };
+  | { readonly kind: 'tool'; readonly toolCallId: string }
+  /** One attempt of an assembly's step, announced by its `assembly_step_start` (`stepId`). */
+  | { readonly kind: 'step'; readonly stepId: string };
 
 /** What a telemetry plugin is told when a run, or an agent nested in one, starts. */
 export interface TelemetryRunStart {

@@ -49,6 +49,10 @@ export const ghostAttributes = {
   programStatus: 'ghost.code_mode.program.status',
   retryAttempt: 'ghost.model.retry.attempt',
   retryDelayMs: 'ghost.model.retry.delay_ms',
+  assemblyName: 'ghost.assembly.name',
+  assemblyStep: 'ghost.assembly.step',
+  assemblyStepId: 'ghost.assembly.step.id',
+  assemblyStepAttempt: 'ghost.assembly.step.attempt',
 } as const;
 
 /** The span event a provider's retry of a model request becomes. */

@@ -86,6 +86,8 @@ export class RunTracer implements RunTelemetry {
   #hasModel = false;
   #modelTurn: ModelTurnSpan | undefined;
   readonly #toolCalls = new Map<string, ToolCallSpan>();
+  /** The open attempt of each assembly step, by its step id. */
+  readonly #steps = new Map<string, Span>();
   /** Every span not yet ended, in start order; a repeated tool call id cannot hide one from the end. */
   readonly #openSpans = new Set<Span>();
   readonly #endedControlCalls = new Map<string, SpanContext>();
@@ -172,6 +174,13 @@ export class RunTracer implements RunTelemetry {
       case 'tool_stop':
         this.#stopToolCall(event.data);
         break;
+      case 'assembly_step_start':
+        this.#startStep(event.data);
+        break;
+      case 'assembly_step_stop':
+      case 'assembly_step_error':
+        this.#stopStep(event.data.stepId, 'error' in event.data ? event.data.error : undefined);
+        break;
       case 'invocation_stop':
         if (this.#isNested) this.#endRun('completed', undefined, this.#nestedUsage);
         break;
@@ -205,6 +214,8 @@ export class RunTracer implements RunTelemetry {
         return this.#modelTurn?.turn === scope.turn ? this.#modelTurn.span : undefined;
       case 'tool':
         return this.#toolCalls.get(scope.toolCallId)?.span;
+      case 'step':
+        return this.#steps.get(scope.stepId);
     }
   }
 
@@ -272,6 +283,39 @@ export class RunTracer implements RunTelemetry {
       const answer = { reasoning: turn.reasoning, text: data.text, toolCalls: turn.toolCalls, finishReason };
       span.setAttribute(genAIAttributes.outputMessages, jsonAttribute([genAIOutputMessage(answer)]));
     }
+    this.#endSpan(span);
+  }
+
+  /**
+   * An assembly's step (each attempt its own span) starts where its `assembly_step_start` is
+   * emitted: beneath the run, or beneath the step that runs the nested assembly it belongs to.
+   * Its agent starts inside the step's scope, so the agent's `invoke_agent` nests beneath it.
+   */
+  #startStep(data: EventData<'assembly_step_start'>): void {
+    const current = context.active();
+    const parent = trace.getSpan(current) === undefined ? trace.setSpan(current, this.#agentSpan) : current;
+    const previous = this.#steps.get(data.stepId);
+    if (previous) this.#endSpan(previous); // an attempt that never stopped: not expected
+    const span = this.#startSpan(
+      `assembly_step ${data.step}`,
+      SpanKind.INTERNAL,
+      {
+        [ghostAttributes.assemblyName]: data.assemblyName,
+        [ghostAttributes.assemblyStep]: data.step,
+        [ghostAttributes.assemblyStepId]: data.stepId,
+        [ghostAttributes.assemblyStepAttempt]: data.attempt,
+        [genAIAttributes.agentName]: data.agentName,
+      },
+      parent,
+    );
+    this.#steps.set(data.stepId, span);
+  }
+
+  #stopStep(stepId: string, error: ErrorSummary | undefined): void {
+    const span = this.#steps.get(stepId);
+    if (span === undefined) return;
+    this.#steps.delete(stepId);
+    if (error !== undefined) markFailed(span, error);
     this.#endSpan(span);
   }
 
@@ -372,6 +416,7 @@ export class RunTracer implements RunTelemetry {
     }
     this.#modelTurn = undefined;
     this.#toolCalls.clear();
+    this.#steps.clear();
     this.#endedControlCalls.clear();
     this.#program = undefined;
     const agentSpan = this.#agentSpan;

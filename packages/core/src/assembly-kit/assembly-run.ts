@@ -89,6 +89,11 @@ export interface AssemblyExecution {
    * Rejects with whatever ended the agent's invocation.
    */
   runAgent(agent: Agent, input: AgentInput, options: AssemblyAgentOptions): Promise<AssemblyAgentResult>;
+  /**
+   * Runs `work` (a step's agent, or a nested assembly) inside the step whose
+   * `assembly_step_start` announced `stepId`, so telemetry nests what it does beneath the step.
+   */
+  inStep<Result>(stepId: string, work: () => Result): Result;
 }
 
 /** What an assembly's `perform` produced. */
@@ -209,6 +214,7 @@ export function createAssemblyRun(init: AssemblyRunInit): Run {
           runContext,
           signal: execution.signal,
           emit: (type, data) => execution.emit(type, data),
+          inStep: (stepId, work) => execution.inScope({ kind: 'step', stepId }, work),
           runAgent: (agent, input, agentOptions) =>
             runNestedAgent(runContext, {
               agent,
