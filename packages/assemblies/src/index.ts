@@ -1,6 +1,7 @@
 /**
  * Many agents, one Run: a {@link defineWorkflow | Workflow} (your code decides which agents run,
  * in what order). It is asked like an agent and returns the same core `Run`.
+ * A {@link defineSwarm | Swarm} lets its agents hand the conversation to one another.
  *
  * @packageDocumentation
  */
@@ -12,6 +13,13 @@ export {
   AssemblyRoutingError,
   AssemblyStepTimeoutError,
 } from './assembly-errors.js';
+export {
+  defineSwarm,
+  type Swarm,
+  type SwarmDefinition,
+  type SwarmHandoffInput,
+  type SwarmMemberOptions,
+} from './swarm.js';
 export {
   defineWorkflow,
   type InvokeOptions,
