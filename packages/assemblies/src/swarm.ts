@@ -236,6 +236,7 @@ function memberScope(scope: AssemblyScope, record: HandoffRecord): AssemblyScope
     runContext: execution.runContext,
     signal: execution.signal,
     emit: (type, data) => execution.emit(type, data),
+    inStep: (stepId, work) => execution.inStep(stepId, work),
     runAgent: (agent, agentInput, options) => {
       record.handoff = undefined;
       return execution.runAgent(agent, agentInput, options);
