@@ -1,6 +1,7 @@
 /**
  * Many agents, one Run: a {@link defineWorkflow | Workflow} (your code decides which agents run,
- * in what order). It is asked like an agent and returns the same core `Run`.
+ * in what order) or a {@link defineGraph | Graph} (nodes and edges decide: conditions, forks,
+ * joins, error edges). Each is asked like an agent and returns the same core `Run`.
  *
  * @packageDocumentation
  */
@@ -12,6 +13,14 @@ export {
   AssemblyRoutingError,
   AssemblyStepTimeoutError,
 } from './assembly-errors.js';
+export { defineGraph, type Graph } from './graph.js';
+export type {
+  GraphDefinition,
+  GraphEdge,
+  GraphErrorEdge,
+  GraphNodeOptions,
+  GraphState,
+} from './graph-definition.js';
 export {
   defineWorkflow,
   type InvokeOptions,
