@@ -251,6 +251,35 @@ describe('defineGraph', () => {
     expect(run.error?.name).toBe('ScriptedModelError');
   });
 
+  it('fails with the error a when function throws, stopping the other branches', async () => {
+    const start = agent('start', [{ text: 'go' }]);
+    const slow = agent('slow', [{ text: ['a', 'b'], delayMs: 200 }]);
+    const fast = agent('fast', [{ text: 'x' }]);
+    const graph = defineGraph({
+      name: 'throwing',
+      nodes: { start: start.agent, slow: slow.agent, fast: fast.agent, end: agent('end', []).agent },
+      start: 'start',
+      edges: [
+        { from: 'start', to: 'slow' },
+        { from: 'start', to: 'fast' },
+        {
+          from: 'fast',
+          to: 'end',
+          when: () => {
+            throw new Error('bad condition');
+          },
+        },
+        { from: 'slow', to: 'end' },
+      ],
+    });
+    const stream = graph.streamAsk('x');
+    const events = await collect(stream);
+    const run = await stream.run;
+    expect(run.outcome).toBe('failed');
+    expect(run.error?.message).toBe('bad condition');
+    expect(assemblyEvents(events)).toContain('step_error slow');
+  });
+
   it('stops a cycle with an AssemblyLimitError past maxSteps', async () => {
     const loop = Array.from({ length: 10 }, () => ({ text: 'again' }));
     const write = agent('writer', loop);
@@ -268,11 +297,14 @@ describe('defineGraph', () => {
       finish: ['done'],
       maxSteps: 5,
     });
-    const run = await graph.ask('x');
+    const stream = graph.streamAsk('x');
+    const events = await collect(stream);
+    const run = await stream.run;
     expect(run.outcome).toBe('failed');
     expect(run.error).toBeInstanceOf(AssemblyLimitError);
     expect(run.error).toMatchObject({ limit: 'maxSteps', value: 5 });
-    expect(run.result?.steps ?? []).toHaveLength(0);
+    expect(run.error?.message).toMatch(/past its maxSteps of 5/);
+    expect(events.filter((event) => event.type === 'assembly_step_start')).toHaveLength(5);
     expect(write.model.calls.length + review.model.calls.length).toBe(5);
   });
 
