@@ -4,10 +4,12 @@
 // provider from model-turns.js, cold start (fresh Node processes: imports, session open, first
 // result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, memory with
 // 1 to 200 concurrent sessions from sessions.js, what a conversation's turn costs in each session
-// store from session-stores.js, and agents run as tools from nested-agents.js.
+// store from session-stores.js, agents run as tools from nested-agents.js, and Workflows, Swarms
+// and Graphs from assemblies.js.
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
+import { assemblyFigures, printAssemblyFigures } from './assemblies.js';
 import { codeModeFigures } from './code-mode.js';
 import { coldStartFigures } from './cold-start.js';
 import { engineFigures } from './engines.js';
@@ -52,6 +54,7 @@ const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
 const sessionStores = await sessionStoreFigures();
 const nestedAgents = await nestedAgentFigures();
+const assemblies = await assemblyFigures();
 console.log(`Ghost on Node ${process.version}, ${new Date().toISOString()}`);
 printTable([
   ...results,
@@ -83,4 +86,5 @@ printModelTurnFigures(modelTurns);
 if (sessions) printSessionFigures(sessions);
 printSessionStoreFigures(sessionStores);
 printNestedAgentFigures(nestedAgents);
+printAssemblyFigures(assemblies);
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB`);

@@ -173,7 +173,8 @@ export async function runStep(scope: AssemblyScope, request: StepRequest): Promi
       });
       return result;
     } catch (error) {
-      const isStopped = execution.signal.aborted;
+      // A stop of the run or of this assembly (its own step's timeout, a graph's finish) is not retried.
+      const isStopped = execution.signal.aborted || scope.signal?.aborted === true;
       const willRetry = !isStopped && attempt <= retries;
       const summary = summaryOf(error);
       execution.emit('assembly_step_error', {

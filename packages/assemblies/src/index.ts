@@ -1,7 +1,8 @@
 /**
  * Many agents, one Run: a {@link defineWorkflow | Workflow} (your code decides which agents run,
- * in what order). It is asked like an agent and returns the same core `Run`.
- * A {@link defineSwarm | Swarm} lets its agents hand the conversation to one another.
+ * in what order), a {@link defineSwarm | Swarm} (its agents hand the conversation to one another)
+ * or a {@link defineGraph | Graph} (nodes and edges decide: conditions, forks, joins, error
+ * edges). Each is asked like an agent and returns the same core `Run`.
  *
  * @packageDocumentation
  */
@@ -13,6 +14,14 @@ export {
   AssemblyRoutingError,
   AssemblyStepTimeoutError,
 } from './assembly-errors.js';
+export { defineGraph, type Graph } from './graph.js';
+export type {
+  GraphDefinition,
+  GraphEdge,
+  GraphErrorEdge,
+  GraphNodeOptions,
+  GraphState,
+} from './graph-definition.js';
 export {
   defineSwarm,
   type Swarm,
