@@ -9,7 +9,7 @@ export type AssemblyRoutingEventType =
   | 'assembly_handoff_loop';
 
 /** The step name of an assembly's step: `<step>#<stepId>` (ids are unique in the run). */
-export function assemblyStepNameOf(data: Pick<AssemblyStepEventData, 'step' | 'stepId'>): string {
+function assemblyStepNameOf(data: Pick<AssemblyStepEventData, 'step' | 'stepId'>): string {
   return `${data.step}#${data.stepId}`;
 }
 
