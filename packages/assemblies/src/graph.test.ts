@@ -222,6 +222,26 @@ describe('defineGraph', () => {
     expect(events.at(-1)?.type).toBe('run_stop');
   });
 
+  it('goes on from a finish node whose conditional edge matches: a review sends the draft back once', async () => {
+    const write = agent('writer', [{ text: 'draft 1' }, { text: 'draft 2' }]);
+    const review = agent('reviewer', [{ text: 'REVISE: shorter' }, { text: 'APPROVED' }]);
+    const graph = defineGraph({
+      name: 'article',
+      nodes: { write: write.agent, review: review.agent },
+      start: 'write',
+      edges: [
+        { from: 'write', to: 'review' },
+        { from: 'review', to: 'write', when: (result) => result.response.startsWith('REVISE') },
+      ],
+      finish: ['review'],
+    });
+    const run = await graph.ask('Lisbon');
+    expect(run.outcome).toBe('completed');
+    expect(run.response).toBe('APPROVED');
+    expect(run.result?.steps?.map((step) => step.step)).toEqual(['write', 'review', 'write', 'review']);
+    expect(lastInput(write.model, 1)).toContain('REVISE: shorter');
+  });
+
   it('fails with an AssemblyRoutingError when no edge of a non-finish node matches', async () => {
     const classify = agent('classifier', [{ text: 'unknown' }]);
     const billing = agent('billing', []);

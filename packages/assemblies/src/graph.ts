@@ -38,8 +38,9 @@ export interface Graph extends Assembly {
  *   its text, in the order the edges are defined, separated by a blank line.
  * - When a node fails (after its retries), its error edge, if any, routes the error onward
  *   instead of failing the run.
- * - The run ends when a `finish` node completes (its response is the run's; nodes still running
- *   are stopped). A node that is not a finish node and has no matching edge fails the run with an
+ * - The run ends when a `finish` node completes and none of its edges matches (its response is
+ *   the run's; nodes still running are stopped): a finish node's conditional edge can send the
+ *   work back, as a review asking for a revision. A node that is not a finish node and has no matching edge fails the run with an
  *   `AssemblyRoutingError`; more than `maxSteps` node runs fail it with an `AssemblyLimitError`.
  *
  * @example
@@ -151,7 +152,6 @@ class GraphExecution {
     }
     const { result } = outcome;
     this.#results[node] = result;
-    if (this.#graph.finish.has(node)) return result;
     const state = this.#state();
     const taken = new Map<string, string>();
     for (const edge of this.#graph.edgesFrom.get(node) ?? []) {
@@ -162,6 +162,8 @@ class GraphExecution {
         edge.input ? checkedInput(edge.input(result, state), name, node, edge.to) : result.response,
       );
     }
+    // A finish node ends the run unless one of its edges matched (a review sending a draft back).
+    if (taken.size === 0 && this.#graph.finish.has(node)) return result;
     if (taken.size === 0) {
       throw new AssemblyRoutingError(
         `Graph '${name}': no edge from node '${node}' matched its result, and '${node}' is not a finish node. Add an edge without 'when' from '${node}' as a fallback, or add '${node}' to finish.`,
