@@ -1,4 +1,7 @@
+import { runResearchAndWrite } from './research-and-write.js';
 import { runDemo } from './run-demo.js';
 
-const outcome = await runDemo((text) => process.stdout.write(text));
-process.exitCode = outcome === 'completed' ? 0 : 1;
+const write = (text: string) => process.stdout.write(text);
+const outcome = await runDemo(write);
+const twoAgents = outcome === 'completed' ? await runResearchAndWrite(write) : 'not run';
+process.exitCode = outcome === 'completed' && twoAgents === 'completed' ? 0 : 1;
