@@ -1,4 +1,4 @@
-import { defineAgent, type StreamEvent } from '@ghost/core';
+import { defineAgent, defineTool, type StreamEvent } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import { describe, expect, it } from 'vitest';
 import { defineWorkflow } from './workflow.js';
@@ -144,6 +144,165 @@ describe('defineWorkflow', () => {
     const run = workflow.createRun('go');
     await expect(run.interject('hi')).rejects.toMatchObject({ code: 'AGENT_INTERJECTION_UNAVAILABLE' });
     await run.execute();
+  });
+
+  it('an interjection reaches the one step agent that runs, on its next model turn', async () => {
+    let openGate: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    const pause = defineTool({
+      name: 'pause',
+      description: 'Waits for the test.',
+      input: { type: 'object', properties: {} },
+      execute: async () => {
+        await gate;
+        return 'resumed';
+      },
+    });
+    const model = new ScriptedModel([{ toolCalls: [{ name: 'pause', input: {} }] }, { text: 'Colour.' }]);
+    const editor = defineAgent({ name: 'editor', model, tools: [pause] });
+    const workflow = defineWorkflow({
+      name: 'edit',
+      perform: async (ctx, input) => (await ctx.invoke(editor, input)).response,
+    });
+    const run = workflow.createRun('Spell color.', { includeAgentEvents: true });
+    let delivered: Promise<string> | undefined;
+    for await (const event of run.stream()) {
+      if (event.type === 'agent_stream' && event.data.event.type === 'tool_start') {
+        delivered = run.interject('Use British spelling.');
+        openGate();
+      }
+    }
+    expect(run.outcome).toBe('completed');
+    await expect(delivered).resolves.toBeTypeOf('string');
+    expect(JSON.stringify(model.calls[1]?.messages)).toContain('Use British spelling.');
+  });
+
+  it('refuses an interjection while two step agents run at once', async () => {
+    let openGate: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    const pause = defineTool({
+      name: 'pause',
+      description: 'Waits for the test.',
+      input: { type: 'object', properties: {} },
+      execute: async () => {
+        await gate;
+        return 'resumed';
+      },
+    });
+    const pausing = (name: string) =>
+      defineAgent({
+        name,
+        model: new ScriptedModel([{ toolCalls: [{ name: 'pause', input: {} }] }, { text: name }]),
+        tools: [pause],
+      });
+    const workflow = defineWorkflow({
+      name: 'two',
+      perform: async (ctx) =>
+        (await ctx.parallel([ctx.invoke(pausing('a'), 'x'), ctx.invoke(pausing('b'), 'y')]))
+          .map((result) => result.response)
+          .join(','),
+    });
+    const run = workflow.createRun('go', { includeAgentEvents: true });
+    let refusal: Promise<string> | undefined;
+    let started = 0;
+    for await (const event of run.stream()) {
+      if (event.type === 'agent_stream' && event.data.event.type === 'tool_start') {
+        started += 1;
+        if (started === 2) {
+          refusal = run.interject('Stop.');
+          openGate();
+        }
+      }
+    }
+    expect(run.response).toBe('a,b');
+    await expect(refusal).rejects.toMatchObject({
+      code: 'AGENT_INTERJECTION_UNAVAILABLE',
+      message: expect.stringContaining('2 agents are running now'),
+    });
+  });
+
+  it('gives an agent the history it continues', async () => {
+    const model = new ScriptedModel([{ text: 'Yes, Lisbon.' }]);
+    const agent = defineAgent({ name: 'guide', model });
+    const workflow = defineWorkflow({
+      name: 'continue',
+      perform: async (ctx, input) =>
+        (
+          await ctx.invoke(agent, input, {
+            history: [
+              { role: 'user', content: 'Name a city by the sea.' },
+              { role: 'assistant', content: 'Lisbon.' },
+            ],
+          })
+        ).response,
+    });
+    expect((await workflow.ask('That one?')).response).toBe('Yes, Lisbon.');
+    const messages = model.calls[0]?.messages ?? [];
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.stringify(messages)).toContain('Name a city by the sea.');
+  });
+
+  it('parallel runs at most maxConcurrency at once, keeps the order, and on a failure starts nothing more', async () => {
+    let active = 0;
+    let most = 0;
+    const task = (value: number) => async () => {
+      active += 1;
+      most = Math.max(most, active);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      active -= 1;
+      return value;
+    };
+    const ordered = defineWorkflow({
+      name: 'ordered',
+      perform: async (ctx) => ctx.parallel([5, 4, 3, 2, 1].map(task), { maxConcurrency: 2 }),
+    });
+    const run = await ordered.ask('go');
+    expect(run.output).toEqual([5, 4, 3, 2, 1]);
+    expect(run.response).toBe('[5,4,3,2,1]');
+    expect(most).toBe(2);
+
+    const started: number[] = [];
+    const failing = defineWorkflow({
+      name: 'failing',
+      perform: async (ctx) =>
+        ctx.parallel(
+          [1, 2, 3].map((value) => async () => {
+            started.push(value);
+            if (value === 1) throw new Error('the first task failed');
+            return value;
+          }),
+          { maxConcurrency: 1 },
+        ),
+    });
+    const failed = await failing.ask('go');
+    expect(failed.outcome).toBe('failed');
+    expect(failed.error?.message).toContain('the first task failed');
+    expect(started).toEqual([1]);
+  });
+
+  it('says what is wrong with a bad option, child or concurrency', async () => {
+    expect(() => defineWorkflow({ name: 'x', perform: async () => '', steps: 3 } as never)).toThrow(
+      expect.objectContaining({
+        code: 'OPTION_UNKNOWN',
+        message: expect.stringContaining("no option 'steps'"),
+      }),
+    );
+    const badChild = defineWorkflow({
+      name: 'bad-child',
+      perform: async (ctx) => ctx.invoke({ name: 'not an agent' } as never, 'x'),
+    });
+    const run = await badChild.ask('go');
+    expect(run.outcome).toBe('failed');
+    expect(run.error?.message).toContain('takes an agent (defineAgent) or an assembly');
+    const badConcurrency = defineWorkflow({
+      name: 'bad-concurrency',
+      perform: async (ctx) => ctx.parallel([], { maxConcurrency: 0 }),
+    });
+    expect((await badConcurrency.ask('go')).error?.message).toContain('maxConcurrency = 0');
   });
 
   it('rejects a definition without perform', () => {
