@@ -1,5 +1,6 @@
 import { defineAgent, defineTool, type StreamEvent } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
+import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { defineWorkflow } from './workflow.js';
 
@@ -154,7 +155,7 @@ describe('defineWorkflow', () => {
     const pause = defineTool({
       name: 'pause',
       description: 'Waits for the test.',
-      input: { type: 'object', properties: {} },
+      input: Type.Object({}),
       execute: async () => {
         await gate;
         return 'resumed';
@@ -187,7 +188,7 @@ describe('defineWorkflow', () => {
     const pause = defineTool({
       name: 'pause',
       description: 'Waits for the test.',
-      input: { type: 'object', properties: {} },
+      input: Type.Object({}),
       execute: async () => {
         await gate;
         return 'resumed';
