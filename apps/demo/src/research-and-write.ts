@@ -5,7 +5,7 @@ import { chooseDemoModel } from './demo-model.js';
 import { createResearchAgent, createScriptedResearchModel, firstQuestion } from './research-agent.js';
 
 /** The writer's scripted answer: the researcher's facts as a short customer e-mail. */
-export function createScriptedWriterModel(): ScriptedModel {
+function createScriptedWriterModel(): ScriptedModel {
   return new ScriptedModel(
     [
       {
@@ -22,7 +22,7 @@ export function createScriptedWriterModel(): ScriptedModel {
 }
 
 /** An agent that turns facts into a short, friendly e-mail to a customer. */
-export function createWriterAgent(model: ModelV1 | string = createScriptedWriterModel()): Agent {
+function createWriterAgent(model: ModelV1 | string = createScriptedWriterModel()): Agent {
   return defineAgent({
     name: 'writer',
     instructions:
@@ -32,7 +32,7 @@ export function createWriterAgent(model: ModelV1 | string = createScriptedWriter
 }
 
 /** Two agents, one run: the researcher (code mode) finds the facts, the writer turns them into an e-mail. */
-export function createResearchAndWrite(researcher: Agent, writer: Agent): Workflow {
+function createResearchAndWrite(researcher: Agent, writer: Agent): Workflow {
   return defineWorkflow({
     name: 'research-and-write',
     async perform(ctx, question) {
