@@ -56,36 +56,62 @@ export function createControlTools(
     }
     return toToolResult(result);
   };
+  /**
+   * A control call stopped by its signal (the run was cancelled or reached its deadline, or the
+   * call timed out) ends the program with it: its `program_stop` says so at once, while the run
+   * still streams, so every `program_start` has one.
+   */
+  const observing = async (signal: AbortSignal, work: () => Promise<ProgramResult>): Promise<ToolResult> => {
+    const onAbort = () => {
+      if (programCallId === '') return;
+      const reason: unknown = signal.reason;
+      events?.emit('program_stop', {
+        toolCallId: programCallId,
+        status: 'terminated',
+        output: '',
+        error: `The program was stopped: ${reason instanceof Error ? reason.message : 'its control call was cancelled'}`,
+      });
+      programCallId = '';
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return report(await work());
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  };
   const seconds = Math.round(observationWindowMs / 1000);
   const exec = defineTool({
     name: 'exec',
     description: `Run a JavaScript program that calls the tools declared in your instructions. Each exec starts a fresh program with no state from earlier ones; it is watched for up to ${seconds} s and returns as soon as it finishes. ${statusGuide}`,
     input: execInput,
     timeoutMs,
-    execute: async ({ source }, context) => {
-      const result = await session.execute(source, {
-        signal: context.signal,
-        controlCallId: context.toolCallId,
-        onProgramStart: () => {
-          programCallId = context.toolCallId;
-          events?.emit('program_start', {
-            toolCallId: context.toolCallId,
-            engine: events.engine,
-            sandbox: events.sandbox,
-            source,
-          });
-        },
-      });
-      return report(result);
-    },
+    execute: ({ source }, context) =>
+      observing(context.signal, () =>
+        session.execute(source, {
+          signal: context.signal,
+          controlCallId: context.toolCallId,
+          onProgramStart: () => {
+            programCallId = context.toolCallId;
+            events?.emit('program_start', {
+              toolCallId: context.toolCallId,
+              engine: events.engine,
+              sandbox: events.sandbox,
+              source,
+            });
+          },
+        }),
+      ),
   });
   const wait = defineTool({
     name: 'wait',
     description: `Watch the program that exec started and that is still working, for up to another ${seconds} s. It does not restart or extend the program and returns only output produced since the last exec or wait. ${statusGuide}`,
     input: noInput,
     timeoutMs,
-    execute: async (_input, context) =>
-      report(await session.wait({ signal: context.signal, controlCallId: context.toolCallId })),
+    execute: (_input, context) =>
+      observing(context.signal, () =>
+        session.wait({ signal: context.signal, controlCallId: context.toolCallId }),
+      ),
   });
   const stop = defineTool({
     name: 'stop',
@@ -93,8 +119,10 @@ export function createControlTools(
       'End the program that is still working, when its result is no longer needed. Returns its last output with status terminated.',
     input: noInput,
     timeoutMs,
-    execute: async (_input, context) =>
-      report(await session.stop({ signal: context.signal, controlCallId: context.toolCallId })),
+    execute: (_input, context) =>
+      observing(context.signal, () =>
+        session.stop({ signal: context.signal, controlCallId: context.toolCallId }),
+      ),
   });
   return [exec, wait, stop];
 }

@@ -198,13 +198,18 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
         'helper',
         helperStart?.source.invocationId,
       ]);
-      // No program completed. (A program cut short by the run's cancellation gets no
-      // `program_stop`: that event reports a status the model reads; the invocation's
-      // `invocation_error` and the run's `run_cancel` say what ended it.)
-      const completedPrograms = nestedEvents(events).filter(
-        ({ event }) => event.type === 'program_stop' && event.data.status === 'completed',
+      // No program completed: each one cut short by the cancellation has its program_stop,
+      // 'terminated', so a UI showing a running program can close it.
+      const programStops = nestedEvents(events).flatMap(({ event }) =>
+        event.type === 'program_stop' ? [event.data] : [],
       );
-      expect(completedPrograms).toEqual([]);
+      expect(programStops).toHaveLength(4);
+      for (const stop of programStops) {
+        expect(stop).toMatchObject({
+          status: 'terminated',
+          error: expect.stringContaining('The program was stopped'),
+        });
+      }
       // Every invocation that started ended, each as cancelled.
       const invocationStarts = nestedEvents(events).filter(({ event }) => event.type === 'invocation_start');
       expect(invocationStarts.map(({ source }) => source.agentName).sort()).toEqual([
