@@ -55,7 +55,9 @@ export type NestedStreamEvent = Exclude<
 export interface ApprovalRequestedData {
   /** The id to answer with: `run.approve(approvalId)` or `run.reject(approvalId)`. A random UUID. */
   readonly approvalId: string;
+  /** The id of the waiting call (its `tool_start` carries it too). */
   readonly toolCallId: string;
+  /** The tool the call would run. */
   readonly toolName: string;
   /** The validated input the tool would run with. */
   readonly input: unknown;
@@ -73,9 +75,13 @@ export type ApprovalDecision = 'approved' | 'rejected' | 'timed_out' | 'cancelle
 
 /** The `data` of `approval_resolved`. */
 export interface ApprovalResolvedData {
+  /** The id its `approval_requested` carried. */
   readonly approvalId: string;
+  /** The id of the call that waited. */
   readonly toolCallId: string;
+  /** The tool the call would run. */
   readonly toolName: string;
+  /** How it ended: only an `approved` call runs. */
   readonly decision: ApprovalDecision;
   /** With `rejected`: the message given to `run.reject`, which the model reads too. */
   readonly message?: string;

@@ -32,6 +32,7 @@ export interface ToolAuthorizationContext {
 
 /** What a `needsApproval` predicate sees besides the input: which call, by whom, in which run. */
 export interface ToolApprovalContext {
+  /** The tool being called. */
   readonly toolName: string;
   /** The id the model (or the program) gave this call. */
   readonly toolCallId: string;
@@ -39,6 +40,7 @@ export interface ToolApprovalContext {
   readonly actorId: string | undefined;
   /** The application context given to `ask`. */
   readonly context: Readonly<Record<string, unknown>>;
+  /** The run (or nested agent invocation) the call belongs to. */
   readonly run: RunContext;
 }
 
