@@ -328,3 +328,61 @@ describe('tool approvals', () => {
     expect(toolResults(outerModel.calls, 1)[0]?.content).toBe('Emailed.');
   });
 });
+
+describe('tool approvals and the run’s limits', () => {
+  it('ends the wait at the run’s deadline (decision cancelled, outcome partial)', async () => {
+    const { agent, execute } = emailAgent();
+    const events: StreamEvent[] = [];
+    const stream = agent.streamAsk('Email Ana.', { runtime, timeoutMs: 50 });
+    for await (const event of stream) events.push(event);
+    const run = await stream.run;
+    expect(run.outcome).toBe('partial');
+    expect(execute).not.toHaveBeenCalled();
+    expect(eventsOf(events, 'approval_resolved')[0]?.data).toMatchObject({ decision: 'cancelled' });
+  });
+
+  it('surfaces a subagent’s approval on the run, placed under subagent:<task_name>', async () => {
+    const { tool, execute } = sendEmailTool(true);
+    const helper = defineAgent({
+      name: 'helper',
+      model: new ScriptedModel([callEmail('ana@example.com', 'sub-1'), { text: 'Emailed.' }]),
+      tools: [tool],
+    });
+    const lead = defineAgent({
+      name: 'lead',
+      model: new ScriptedModel([
+        {
+          toolCalls: [
+            {
+              id: 'spawn-1',
+              name: 'spawn_subagent',
+              input: { kind: 'helper', task_name: 'mail', task: 'Email Ana.', mode: 'sync' },
+            },
+          ],
+        },
+        { text: 'Done.' },
+      ]),
+      subagents: [{ agent: helper, description: 'Sends emails.' }],
+    });
+    const run = lead.createRun('Get Ana emailed.', { runtime });
+    const events: StreamEvent[] = [];
+    const stream = run.stream();
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'approval_requested') run.reject(event.data.approvalId, { message: 'Not today!' });
+    }
+    await stream.run;
+    expect(run.outcome).toBe('completed');
+    expect(execute).not.toHaveBeenCalled();
+    const requested = eventsOf(events, 'approval_requested')[0]?.data as {
+      path?: string[];
+      agentName: string;
+    };
+    expect(requested.agentName).toBe('helper');
+    expect(requested.path?.[0]).toMatch(/^subagent:mail/);
+    expect(eventsOf(events, 'approval_resolved')[0]?.data).toMatchObject({
+      decision: 'rejected',
+      message: 'Not today!',
+    });
+  });
+});
