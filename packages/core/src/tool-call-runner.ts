@@ -174,7 +174,8 @@ async function invoke(tool: Tool, input: unknown, context: ToolContext): Promise
 
 /**
  * Runs one tool call through the whole pipeline every call takes, direct or brokered: budget,
- * lookup, validation, authorization, the exclusive lock, execution under a timeout and the run's
+ * lookup, validation, a person's approval (`needsApproval`, through `environment.approvals`),
+ * authorization, the exclusive lock, execution under a timeout and the run's
  * signal, result checks, and the `tool_start` / `tool_stop` events.
  *
  * Failures the model can recover from become an error outcome. Cancellation and the deadline are
