@@ -69,6 +69,22 @@ describe('codeMode() settings', () => {
     expect(agentWith({ except: ['look-up'] }, [clash, clash2])).not.toThrow();
   });
 
+  it('keeps a tool that needs approval model-facing, which a control name cannot be, unless programApprovals', () => {
+    const exec = defineTool({
+      name: 'exec',
+      description: 'Runs.',
+      input: Type.Object({}),
+      needsApproval: true,
+      execute: () => 'x',
+    });
+    expect(agentWith({}, [exec])).toThrow(/'exec' needs approval, so it stays model-facing/);
+    // In the catalog, the name is what the program catalog refuses instead.
+    expect(agentWith({ programApprovals: true }, [exec])).toThrow(/reserves/);
+    const gated = defineTool({ ...lookup, name: 'gated', needsApproval: () => false });
+    expect(agentWith({}, [lookup, gated])).not.toThrow();
+    expect(() => codeMode({ programApprovals: 1 as never })).toThrow(/programApprovals is true or false/);
+  });
+
   it('rejects a codeMode value not made by codeMode()', () => {
     expect(() => defineAgent({ name: 'a', model: model(), codeMode: { kind: 'other' } as never })).toThrow(
       /not made with codeMode\(\)/,

@@ -35,8 +35,18 @@ export interface CodeModeOptions {
   readonly placement?: CodeModePlacement;
   /** Limits to change; the rest keep their defaults. Merged key by key with the runtime's. */
   readonly limits?: Partial<CodeModeLimits>;
-  /** Tools that stay model-facing instead of moving into the program catalog, by name. */
+  /**
+   * Tools that stay model-facing instead of moving into the program catalog, by name. Tools with
+   * `needsApproval` stay model-facing too, unless `programApprovals` is true.
+   */
   readonly except?: readonly string[];
+  /**
+   * Where tools that need a person's approval (`defineTool({ needsApproval })`) go. `false`
+   * (default): they stay model-facing, as if listed in `except`, so the decision is a step of its
+   * own. `true`: they go into the program catalog like any other tool, and a program's call waits
+   * for the decision (`exec` and `wait` answer `still_working` meanwhile).
+   */
+  readonly programApprovals?: boolean;
   /** How long exec and wait watch a program before answering `still_working`. Default 60,000 ms. */
   readonly observationWindowMs?: number;
   /** Start the next engine host before a program needs it. Default true. */
@@ -56,6 +66,7 @@ const optionNames: readonly (keyof CodeModeOptions)[] = [
   'placement',
   'limits',
   'except',
+  'programApprovals',
   'observationWindowMs',
   'prewarm',
   'spareHosts',
@@ -98,6 +109,9 @@ function checkOptions(options: unknown, where: string): CodeModeOptions {
       `${where}: observationWindowMs is a number of milliseconds greater than 0.`,
     );
   }
+  if (record.programApprovals !== undefined && typeof record.programApprovals !== 'boolean') {
+    throw new CodeModeConfigurationError(`${where}: programApprovals is true or false.`);
+  }
   if (record.prewarm !== undefined && typeof record.prewarm !== 'boolean') {
     throw new CodeModeConfigurationError(`${where}: prewarm is true or false.`);
   }
@@ -134,12 +148,18 @@ function warnNameConflict(warning: string): void {
   process.emitWarning(warning, 'GhostWarning');
 }
 
+/** Whether a tool's calls may need a person's approval: such tools stay model-facing by default. */
+function mayNeedApproval(tool: Tool): boolean {
+  return tool.needsApproval !== undefined && tool.needsApproval !== false;
+}
+
 function splitTools(
   tools: readonly Tool[],
   except: readonly string[],
   where: string,
   hasToolSources = false,
   onNameConflict?: (warning: string) => void,
+  programApprovals = false,
 ): SplitTools {
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of except) {
@@ -158,6 +178,18 @@ function splitTools(
     }
   }
   const kept = new Set(except);
+  if (!programApprovals) {
+    for (const tool of tools) {
+      if (!mayNeedApproval(tool) || kept.has(tool.name)) continue;
+      if (controlToolNames.has(tool.name)) {
+        throw new CodeModeConfigurationError(
+          `${where}: tool '${tool.name}' needs approval, so it stays model-facing, but exec, wait and stop are code mode's controls. Rename the tool.`,
+          { code: 'CODE_MODE_TOOL_NAME_RESERVED', tool: tool.name },
+        );
+      }
+      kept.add(tool.name);
+    }
+  }
   const modelFacing = tools.filter((tool) => kept.has(tool.name));
   const brokered = tools.filter((tool) => !kept.has(tool.name));
   return {
@@ -211,7 +243,14 @@ export function codeMode(options: CodeModeOptions = {}): AgentCodeMode {
     }): PreparedAgentCodeMode {
       const where = `Agent '${agentName}' code mode`;
       // Checked now, so a bad name fails at definition; rebuilt at start with the runtime's defaults.
-      splitTools(tools, agentOptions.except ?? [], where, hasToolSources);
+      splitTools(
+        tools,
+        agentOptions.except ?? [],
+        where,
+        hasToolSources,
+        undefined,
+        agentOptions.programApprovals === true,
+      );
       return { start: (context) => startCodeMode(context, agentOptions, context.tools ?? tools, where) };
     },
   });
@@ -231,8 +270,9 @@ async function startCodeMode(
   const sandboxChoice = settings.sandbox ?? 'native';
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);
   const except = settings.except ?? [];
+  const programApprovals = settings.programApprovals === true;
   // The agent's own tools were checked when it was defined; the rest come from tool sources.
-  const initial = splitTools(tools, except, where, false, warnNameConflict);
+  const initial = splitTools(tools, except, where, false, warnNameConflict, programApprovals);
   // The sandbox is detected while the engine loads; an engine problem is still reported first.
   const [engineFound, sandboxFound] = await Promise.allSettled([
     resolveEngine(settings.engine ?? 'quickjs', runtime),
@@ -292,7 +332,7 @@ async function startCodeMode(
     },
     updateTools(next: readonly Tool[]) {
       try {
-        const split = splitTools(next, except, where, false, warnNameConflict);
+        const split = splitTools(next, except, where, false, warnNameConflict, programApprovals);
         modelFacing = split.modelFacing;
         instructions = instructionsOf(split.catalog);
         session.replace((programs) => openSession(split.catalog, programs));

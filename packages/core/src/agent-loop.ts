@@ -20,6 +20,7 @@ import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
 import { repairRequest, type StructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
+import type { ApprovalGate } from './tool-approval.js';
 import {
   type EmitEvent,
   runToolCall,
@@ -72,6 +73,14 @@ export interface AgentLimits extends ModelStreamLimits {
    * milliseconds. Default 30,000.
    */
   readonly subagentWaitMs: number;
+  /**
+   * How long a tool call that needs a person's approval (`defineTool({ needsApproval })`) waits
+   * for `run.approve` / `run.reject`, in milliseconds; after it the call is rejected as
+   * `timed_out` and the model reads that no one approved it. The run's cancellation and deadline
+   * end the wait sooner. The wait does not count against the tool's `timeoutMs`. Default 600,000
+   * (10 minutes).
+   */
+  readonly approvalTimeoutMs: number;
 }
 
 /** What the loop needs of the agent. */
@@ -95,6 +104,8 @@ export interface AgentLoopInput {
   readonly lock: ToolLock;
   /** Code mode's control tools among `tools`: uncounted, unlocked and out of the public stream. */
   readonly controlToolNames?: ReadonlySet<string>;
+  /** Where calls that need approval wait, shared with code mode's brokered calls. */
+  readonly approvals?: ApprovalGate;
 }
 
 interface TurnResult {
@@ -399,6 +410,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     tools,
     controlToolNames,
     inScope: execution.inScope,
+    ...(loop.approvals === undefined ? {} : { approvals: loop.approvals }),
   });
   const { output } = loop;
   let delivered: PendingInterjection[] = [];

@@ -73,6 +73,7 @@ describe('defineAgent', () => {
       maxSubagents: 20,
       maxQueuedSubagentMessages: 8,
       subagentWaitMs: 30_000,
+      approvalTimeoutMs: 600_000,
       maxToolCallsPerAnswer: 1000,
       maxToolCallBytes: 8 * 1024 * 1024,
       maxAnswerBytes: 64 * 1024 * 1024,

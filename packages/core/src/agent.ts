@@ -19,6 +19,7 @@ import { checkSubagents, type SubagentDefinition, subagentControlToolNames } fro
 import { SubagentManager } from './subagent-manager.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
+import { approvalGateFor } from './tool-approval.js';
 import { runToolCall, summarizeError, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
 import { isToolSource, type ToolSource } from './tool-source.js';
@@ -209,6 +210,7 @@ export const defaultAgentLimits: AgentLimits = Object.freeze({
   maxSubagents: 20,
   maxQueuedSubagentMessages: 8,
   subagentWaitMs: 30_000,
+  approvalTimeoutMs: 600_000,
   ...defaultModelStreamLimits,
 });
 
@@ -427,6 +429,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     // Agents this invocation's tools run nested count their calls toward this budget.
     bindInvocationScope(execution, { agentName: name, budget, maxDepth: limits.maxDepth });
     const lock = new ToolLock();
+    const approvals = approvalGateFor(execution, name, limits.approvalTimeoutMs);
     // Sources open first, so the run closes them after code mode (closers run in reverse).
     const runTools =
       toolSources.length === 0
@@ -451,6 +454,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
           return currentTools();
         },
         inScope: execution.inScope,
+        approvals,
       };
       codeModeRun = await codeMode.start({
         agentName: name,
@@ -494,6 +498,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       ...(providerOptions ? { providerOptions } : {}),
       budget,
       lock,
+      approvals,
       ...(running ? { controlToolNames: running.controlToolNames } : {}),
     };
     return runAgentLoop(loopInput, execution);

@@ -29,6 +29,7 @@ export type ConfigurationErrorCode =
   | 'TOOL_NAME_INVALID'
   | 'TOOL_SCHEMA_INVALID'
   | 'TOOL_TIMEOUT_INVALID'
+  | 'TOOL_NEEDS_APPROVAL_INVALID'
   | 'WORKSPACE_ROOT_MISSING';
 
 /** The facts a {@link ConfigurationError} can carry; each is set only when it applies. */

@@ -29,6 +29,8 @@ export {
 export {
   AgentInterjectionError,
   AgentLimitError,
+  ApprovalError,
+  type ApprovalErrorCode,
   CancelledError,
   DeadlineExceededError,
   type RunErrorCode,

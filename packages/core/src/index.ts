@@ -32,6 +32,8 @@ export { defineModelProvider } from './define-model-provider.js';
 export {
   AgentInterjectionError,
   AgentLimitError,
+  ApprovalError,
+  type ApprovalErrorCode,
   CancelledError,
   CleanupError,
   type CleanupErrorInit,
@@ -154,6 +156,9 @@ export {
 export { currentSpecificationVersions } from './specification-version.js';
 export {
   type AgentStreamSource,
+  type ApprovalDecision,
+  type ApprovalRequestedData,
+  type ApprovalResolvedData,
   type AssemblyStepEventData,
   type ErrorSummary,
   type NestedStreamEvent,
@@ -180,12 +185,15 @@ export {
   defineTool,
   type SchemaProblem,
   type Tool,
+  type ToolApprovalContext,
   type ToolAuthorization,
   type ToolAuthorizationContext,
   type ToolContext,
   type ToolDefinition,
+  type ToolNeedsApproval,
   ToolResult,
 } from './tool.js';
+export type { PendingApproval } from './tool-approval.js';
 export {
   isToolSource,
   type OpenedToolSource,

@@ -17,6 +17,7 @@ import type { SandboxBackendV1 } from './sandbox.js';
 import { type AgentStreamSource, createStreamEvent, type StreamEvent } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
+import type { ApprovalRegistry } from './tool-approval.js';
 import type { EmitEvent, InScope, ToolCallBudget } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 
@@ -51,6 +52,8 @@ export interface NestedAgentHost {
   takeInterjections(): PendingInterjection[];
   /** Whether interjections wait and exactly one invocation accepts them. */
   readonly hasPendingInterjections: boolean;
+  /** The run's approvals: every invocation's calls that need one wait here, answered on the Run. */
+  readonly approvals: ApprovalRegistry;
 }
 
 /** @internal A nested invocation as its run's close sees it. */

@@ -6,7 +6,10 @@ export type RunErrorCode =
   | 'RUN_DEADLINE_EXCEEDED'
   | 'RUN_STATE_INVALID'
   | 'AGENT_INTERJECTION_UNAVAILABLE'
-  | 'AGENT_LIMIT_REACHED';
+  | 'AGENT_LIMIT_REACHED'
+  | 'APPROVAL_UNKNOWN'
+  | 'APPROVAL_REJECTED'
+  | 'APPROVAL_TIMED_OUT';
 
 /** The run was cancelled through its `AbortSignal`. Ends the run as `cancelled`. */
 export class CancelledError extends GhostError {
@@ -94,5 +97,37 @@ export class RunStateError extends GhostError {
 
   constructor(message: string, init: GhostErrorInit<'RUN_STATE_INVALID'> = {}) {
     super(message, { ...init, code: 'RUN_STATE_INVALID' });
+  }
+}
+
+/** The codes an {@link ApprovalError} carries. */
+export type ApprovalErrorCode = 'APPROVAL_UNKNOWN' | 'APPROVAL_REJECTED' | 'APPROVAL_TIMED_OUT';
+
+/**
+ * About a tool call's approval (`defineTool({ needsApproval })`). `APPROVAL_UNKNOWN` is thrown by
+ * `run.approve()` / `run.reject()` for an id that is not pending (never requested, already
+ * answered, timed out, or its run ended). `APPROVAL_REJECTED` and `APPROVAL_TIMED_OUT` are never
+ * thrown to the application: they are the code of the error result the model reads, as the
+ * call's `tool_stop` event carries it, when a person rejected the call or no one answered in time.
+ */
+export class ApprovalError extends GhostError {
+  static {
+    markErrorClass(ApprovalError, 'ApprovalError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: ApprovalErrorCode;
+  /** The approval id the error is about. */
+  readonly approvalId: string | undefined;
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<ApprovalErrorCode> & {
+      readonly code: ApprovalErrorCode;
+      readonly approvalId?: string;
+    },
+  ) {
+    super(message, init);
+    this.approvalId = init.approvalId;
   }
 }

@@ -33,6 +33,7 @@ import {
   terminalEventTypes,
 } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
+import { ApprovalRegistry, type PendingApproval } from './tool-approval.js';
 import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 import type { Workspace } from './workspace.js';
@@ -220,6 +221,7 @@ export class Run<Output = unknown> {
   #isClosingNested = false;
   #interjectableAgents = 0;
   readonly #nestedCleanupErrors: unknown[] = [];
+  readonly #approvals = new ApprovalRegistry((type, data) => this.#emit(type, data));
 
   /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
   constructor(init: RunInit) {
@@ -426,6 +428,45 @@ export class Run<Output = unknown> {
     });
   }
 
+  /**
+   * The tool calls waiting for a person's decision now (tools with `needsApproval`), oldest
+   * first, the run's own agent's and those of agents it runs nested: a frozen list, replaced when
+   * one is added or ends. Each also came as an `approval_requested` event.
+   */
+  get pendingApprovals(): readonly PendingApproval[] {
+    return this.#approvals.pending;
+  }
+
+  /**
+   * Approves a pending tool call: it runs (its own `timeoutMs` starts now). Answer in any order;
+   * takes effect at once and returns nothing. Throws `ApprovalError` (`APPROVAL_UNKNOWN`) when
+   * `approvalId` is not pending: never requested in this run, already answered, timed out, or
+   * the run ended.
+   *
+   * @example
+   * ```ts
+   * for await (const event of stream) {
+   *   if (event.type === 'approval_requested') run.approve(event.data.approvalId);
+   * }
+   * ```
+   */
+  approve(approvalId: string): void {
+    this.#approvals.approve(approvalId);
+  }
+
+  /**
+   * Rejects a pending tool call: it does not run, and the model reads that a person rejected it,
+   * with `message` when given. Returns nothing; throws `ApprovalError` (`APPROVAL_UNKNOWN`) as
+   * {@link Run.approve} does.
+   */
+  reject(approvalId: string, options: { readonly message?: string } = {}): void {
+    const message = options?.message;
+    if (message !== undefined && typeof message !== 'string') {
+      throw new ConfigurationError('run.reject() takes { message } as a string.');
+    }
+    this.#approvals.reject(approvalId, message);
+  }
+
   /** Executes the run to its end and returns it. A second execution throws `RunStateError`. */
   async execute(): Promise<Run<Output>> {
     this.#claimExecution();
@@ -498,6 +539,7 @@ export class Run<Output = unknown> {
     } finally {
       this.#isActive = false;
       stopTimers();
+      this.#approvals.cancelAll();
       this.#rejectPendingInterjections();
       this.#transcript = Object.freeze([...this.#transcript]);
     }
@@ -723,6 +765,7 @@ export class Run<Output = unknown> {
       get hasPendingInterjections() {
         return run.#interjectableAgents === 1 && run.#pendingInterjections.length > 0;
       },
+      approvals: this.#approvals,
     };
   }
 

@@ -51,6 +51,42 @@ export type NestedStreamEvent = Exclude<
   { readonly type: 'agent_stream' | 'run_start' | TerminalStreamEventType }
 >;
 
+/** A tool call waiting for a person's decision: the `data` of `approval_requested`, and an entry of `run.pendingApprovals`. */
+export interface ApprovalRequestedData {
+  /** The id to answer with: `run.approve(approvalId)` or `run.reject(approvalId)`. A random UUID. */
+  readonly approvalId: string;
+  /** The id of the waiting call (its `tool_start` carries it too). */
+  readonly toolCallId: string;
+  /** The tool the call would run. */
+  readonly toolName: string;
+  /** The validated input the tool would run with. */
+  readonly input: unknown;
+  /** The agent that made the call. */
+  readonly agentName: string;
+  /**
+   * Where that agent runs, when it runs nested: the same segments as its `agent_stream` events'
+   * `source.path`. Absent for a call of the run's own agent.
+   */
+  readonly path?: readonly string[];
+}
+
+/** How a pending approval ended. */
+export type ApprovalDecision = 'approved' | 'rejected' | 'timed_out' | 'cancelled';
+
+/** The `data` of `approval_resolved`. */
+export interface ApprovalResolvedData {
+  /** The id its `approval_requested` carried. */
+  readonly approvalId: string;
+  /** The id of the call that waited. */
+  readonly toolCallId: string;
+  /** The tool the call would run. */
+  readonly toolName: string;
+  /** How it ended: only an `approved` call runs. */
+  readonly decision: ApprovalDecision;
+  /** With `rejected`: the message given to `run.reject`, which the model reads too. */
+  readonly message?: string;
+}
+
 /** What happened to a subagent, as a `subagent` event says. */
 export type SubagentPhase =
   | 'spawned'
@@ -135,6 +171,21 @@ export interface StreamEventDataMap {
     readonly artifacts?: readonly Artifact[];
     readonly durationMs: number;
   };
+  /**
+   * A tool call needs a person's decision (its tool's `needsApproval`) and waits for it: answer
+   * with `run.approve(approvalId)` or `run.reject(approvalId, { message })`. Always on the run's
+   * own stream, also for a call of an agent run nested (then `path` says where, as that agent's
+   * `agent_stream` events' `source.path` does), so an application without `includeAgentEvents`
+   * sees it. `approval_resolved` follows with the decision.
+   */
+  approval_requested: ApprovalRequestedData;
+  /**
+   * A pending approval was decided: `approved` (the tool runs), `rejected` (with the person's
+   * `message`, if any), `timed_out` (no decision within the agent's `approvalTimeoutMs`) or
+   * `cancelled` (the run, or the program that made the call, ended while it waited). Only an
+   * approved call runs; the model reads the others as an error result.
+   */
+  approval_resolved: ApprovalResolvedData;
   /** Code mode started a program the model sent to `exec` (whose call is `toolCallId`). */
   program_start: {
     readonly toolCallId: string;

@@ -1,5 +1,5 @@
 import { CallCancellation } from './call-cancellation.js';
-import { GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
+import { ApprovalError, GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
 import { loadSchemaCompiler } from './json-schema-validator.js';
 import { toJsonValue } from './json-value.js';
 import type { Artifact } from './model.js';
@@ -7,6 +7,7 @@ import { type RunContext, stopReason } from './run-context.js';
 import type { ErrorSummary, StreamEventDataMap, StreamEventType } from './stream-event.js';
 import type { TelemetryEventDetail, TelemetryScope } from './telemetry.js';
 import { type SchemaProblem, type Tool, type ToolContext, ToolResult } from './tool.js';
+import { type ApprovalGate, approvalRefusal, callNeedsApproval } from './tool-approval.js';
 import type { ToolLock } from './tool-lock.js';
 
 /**
@@ -101,6 +102,11 @@ export interface ToolCallEnvironment {
   readonly controlToolNames?: ReadonlySet<string>;
   /** Makes the call's telemetry scope current while the tool executes. */
   readonly inScope?: InScope;
+  /**
+   * Where calls of a tool with `needsApproval` wait for a person's decision. Without it such a
+   * call is refused before it runs (fail closed).
+   */
+  readonly approvals?: ApprovalGate;
 }
 
 /** One call to run: the model's (or a program's) request. */
@@ -168,7 +174,8 @@ async function invoke(tool: Tool, input: unknown, context: ToolContext): Promise
 
 /**
  * Runs one tool call through the whole pipeline every call takes, direct or brokered: budget,
- * lookup, validation, authorization, the exclusive lock, execution under a timeout and the run's
+ * lookup, validation, a person's approval (`needsApproval`, through `environment.approvals`),
+ * authorization, the exclusive lock, execution under a timeout and the run's
  * signal, result checks, and the `tool_start` / `tool_stop` events.
  *
  * Failures the model can recover from become an error outcome. Cancellation and the deadline are
@@ -222,6 +229,27 @@ export async function runToolCall(
     if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
     const exhausted = isControl ? undefined : environment.budget.take();
     if (exhausted !== undefined) throw new ToolCallRejection(budgetRefusal(environment.budget, exhausted));
+    // A person's decision, in one place for direct and brokered calls; the wait is not the tool's time.
+    if (await callNeedsApproval(tool, request.input, toolCallId, runContext)) {
+      const gate = environment.approvals;
+      if (gate === undefined) {
+        throw new ToolCallRejection(
+          `The call to ${toolName} needs a person's approval, and no one can be asked here; it did not run.`,
+        );
+      }
+      const answer = await gate.request({
+        toolCallId,
+        toolName,
+        input: request.input,
+        signal: request.signal,
+      });
+      if (answer.decision === 'cancelled') {
+        throw new ToolCallRejection(
+          `The call to ${toolName} was cancelled while it waited for approval; it did not run.`,
+        );
+      }
+      if (answer.decision !== 'approved') throw approvalRefusal(toolName, answer, gate.timeoutMs);
+    }
     if (tool.authorize) {
       const { invocation } = runContext;
       const decision = await tool.authorize({
@@ -240,6 +268,7 @@ export async function runToolCall(
     if (request.signal?.aborted)
       return fail('The tool call was cancelled: the program that made it ended.', error);
     if (error instanceof ToolCallRejection) return fail(error.message, error);
+    if (ApprovalError.isInstance(error)) return fail(error.message, error);
     if (ToolError.isInstance(error)) return fail(error.message, error);
     if (ToolTimeoutError.isInstance(error)) return fail(error.message, error);
     return fail(`Tool failed (${errorName(error)})`, error);

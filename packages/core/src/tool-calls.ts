@@ -28,6 +28,7 @@ export type {
   PreparedAgentCodeMode,
 } from './agent-code-mode.js';
 export { ConcurrencyLimit } from './concurrency-limit.js';
+export type { ApprovalAnswer, ApprovalCall, ApprovalGate } from './tool-approval.js';
 export {
   type EmitEvent,
   type InScope,

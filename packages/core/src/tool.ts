@@ -30,6 +30,28 @@ export interface ToolAuthorizationContext {
   readonly run: RunContext;
 }
 
+/** What a `needsApproval` predicate sees besides the input: which call, by whom, in which run. */
+export interface ToolApprovalContext {
+  /** The tool being called. */
+  readonly toolName: string;
+  /** The id the model (or the program) gave this call. */
+  readonly toolCallId: string;
+  /** The trusted caller id given to `ask`, when there is one. */
+  readonly actorId: string | undefined;
+  /** The application context given to `ask`. */
+  readonly context: Readonly<Record<string, unknown>>;
+  /** The run (or nested agent invocation) the call belongs to. */
+  readonly run: RunContext;
+}
+
+/**
+ * Whether a tool's calls wait for a person's decision: `true` for every call, or a predicate
+ * asked per call with the validated input (a predicate that throws or rejects counts as `true`).
+ */
+export type ToolNeedsApproval =
+  | boolean
+  | ((input: unknown, context: ToolApprovalContext) => boolean | Promise<boolean>);
+
 /** `authorize`'s answer: allow the call, or deny it with a reason the model reads. */
 export type ToolAuthorization = { readonly allow: true } | { readonly allow: false; readonly reason: string };
 
@@ -73,6 +95,22 @@ export interface ToolDefinition<Input extends TObject = TObject, Output = unknow
   readonly exclusive?: boolean;
   /** Decides, per call, whether the caller may use this tool. Runs after validation, before `execute`. */
   authorize?(context: ToolAuthorizationContext): ToolAuthorization | Promise<ToolAuthorization>;
+  /**
+   * Makes calls wait for a person's decision before they run: `true` for every call, or a
+   * predicate of the validated input (`(input, context) => boolean | Promise<boolean>`; one that
+   * throws counts as "needs approval"). A waiting call emits `approval_requested` on the run's
+   * stream; answer with `run.approve(approvalId)` or `run.reject(approvalId, { message })`. A
+   * rejected or unanswered call (the agent's `approvalTimeoutMs`) never runs, and the model reads
+   * why. Asked after validation and the tool-call budget, before `authorize`; the wait does not
+   * count against `timeoutMs`. See `docs/guides/approvals.md`.
+   *
+   * @example
+   * ```ts
+   * defineTool({ name: 'refund', description: '...', input, execute,
+   *   needsApproval: (input) => (input as { amount: number }).amount > 100 });
+   * ```
+   */
+  readonly needsApproval?: ToolNeedsApproval;
 }
 
 /** A tool an agent can call, made by {@link defineTool}. */
@@ -153,6 +191,17 @@ export function defineTool<Input extends TObject, Output>(
       {
         code: 'TOOL_TIMEOUT_INVALID',
       },
+    );
+  }
+  const { needsApproval } = definition;
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== 'boolean' &&
+    typeof needsApproval !== 'function'
+  ) {
+    throw new ConfigurationError(
+      `Tool '${name}' has needsApproval of type ${needsApproval === null ? 'null' : typeof needsApproval}: use true, false or a function (input, context) => boolean.`,
+      { code: 'TOOL_NEEDS_APPROVAL_INVALID', tool: name },
     );
   }
   // Compiled at the first validation (see json-schema-validator.ts): defining a tool loads no compiler.
