@@ -58,7 +58,9 @@ export function stepNameOf(turn: number): string {
  *   them and tagged `metadata.ghost.parentToolCallId`; `exec`, `wait` and `stop` stay hidden, as
  *   in Ghost's stream. Programs and model retries appear as `CUSTOM` events named
  *   `ghost.program_start`, `ghost.program_stop` and `ghost.model_retry`; a model-directed
- *   subagent's lifecycle (`subagent` events: spawned, turns, cancelled) as `ghost.subagent`.
+ *   subagent's lifecycle (`subagent` events: spawned, turns, cancelled) as `ghost.subagent`, and
+ *   a tool call waiting for a person (`approval_requested`, `approval_resolved`) as
+ *   `ghost.approval_requested` and `ghost.approval_resolved`.
  * - A run streamed with `includeAgentEvents` shows the agents nested in it (`agent.asTool()`):
  *   `SUBAGENT_STARTED` (`subagentRunId` = the agent's invocation id, `parentToolCallId` = the
  *   tool call that ran it), each of its turns' text as a text message of its own attributed to
@@ -211,7 +213,9 @@ export class AgUiEventMapper {
         this.#subagents.map(out, event as StreamEventOf<'agent_stream'>);
         break;
       case 'subagent':
-        out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.subagent', value: event.data });
+      case 'approval_requested':
+      case 'approval_resolved':
+        out.push({ type: EventType.CUSTOM, timestamp, name: `ghost.${event.type}`, value: event.data });
         break;
       case 'assembly_step_start':
         this.#steps.start(out, event as StreamEventOf<'assembly_step_start'>);

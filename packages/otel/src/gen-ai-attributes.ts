@@ -53,7 +53,13 @@ export const ghostAttributes = {
   assemblyStep: 'ghost.assembly.step',
   assemblyStepId: 'ghost.assembly.step.id',
   assemblyStepAttempt: 'ghost.assembly.step.attempt',
+  approvalId: 'ghost.approval.id',
+  approvalDecision: 'ghost.approval.decision',
 } as const;
+
+/** The span events of a tool call that waits for a person's decision, and of the decision. */
+export const approvalRequestedEventName = 'ghost.approval.requested';
+export const approvalResolvedEventName = 'ghost.approval.resolved';
 
 /** The span event a provider's retry of a model request becomes. */
 export const modelRetryEventName = 'ghost.model.retry';

@@ -21,7 +21,13 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { errorType } from './error-type.js';
-import { genAIAttributes, ghostAttributes, modelRetryEventName } from './gen-ai-attributes.js';
+import {
+  approvalRequestedEventName,
+  approvalResolvedEventName,
+  genAIAttributes,
+  ghostAttributes,
+  modelRetryEventName,
+} from './gen-ai-attributes.js';
 import {
   genAIFinishReason,
   genAIInputMessages,
@@ -174,6 +180,17 @@ export class RunTracer implements RunTelemetry {
       case 'tool_stop':
         this.#stopToolCall(event.data);
         break;
+      case 'approval_requested':
+        this.#noteApproval(event.data.toolCallId, approvalRequestedEventName, {
+          [ghostAttributes.approvalId]: event.data.approvalId,
+        });
+        break;
+      case 'approval_resolved':
+        this.#noteApproval(event.data.toolCallId, approvalResolvedEventName, {
+          [ghostAttributes.approvalId]: event.data.approvalId,
+          [ghostAttributes.approvalDecision]: event.data.decision,
+        });
+        break;
       case 'assembly_step_start':
         this.#startStep(event.data);
         break;
@@ -284,6 +301,14 @@ export class RunTracer implements RunTelemetry {
       span.setAttribute(genAIAttributes.outputMessages, jsonAttribute([genAIOutputMessage(answer)]));
     }
     this.#endSpan(span);
+  }
+
+  /**
+   * A pause for a person's decision is a span event on the waiting call's span (the run's span
+   * when the call is a nested agent's, whose tracer holds its spans).
+   */
+  #noteApproval(toolCallId: string, name: string, attributes: Attributes): void {
+    (this.#toolCalls.get(toolCallId)?.span ?? this.#agentSpan).addEvent(name, attributes);
   }
 
   /**
