@@ -11,33 +11,16 @@ if [ "$(pnpm --version 2>/dev/null || true)" != "$pnpm_version" ]; then
   npm install --global --silent "pnpm@$pnpm_version"
 fi
 
-# bubblewrap contains code-mode programs on Linux; install it where we may.
-if [ "$(uname -s)" = "Linux" ] && ! command -v bwrap >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing bubblewrap"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
-  else
-    echo "setup: bubblewrap is missing; install it (e.g. 'sudo apt-get install bubblewrap') for the Linux sandbox"
-  fi
-fi
+# shellcheck source=scripts/setup-tools.sh
+. scripts/setup-tools.sh
 
-# @ghost/session-postgres's tests start a throwaway PostgreSQL server; install Debian's where we may.
-postgres_runs() {
-  local bindir
-  for bindir in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
-    if [ -x "$bindir/initdb" ] && "$bindir/postgres" --version >/dev/null 2>&1; then return 0; fi
-  done
-  command -v initdb >/dev/null 2>&1 && postgres --version >/dev/null 2>&1
-}
-if [ "$(uname -s)" = "Linux" ] && ! postgres_runs; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing postgresql"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-  else
-    echo "setup: PostgreSQL is missing; install it (e.g. 'sudo apt-get install postgresql') to run the Postgres session tests"
-  fi
+if [ "$(uname -s)" = "Linux" ]; then
+  # bubblewrap contains code-mode programs on Linux; install it where we may.
+  ensure_tool bubblewrap bwrap_runs 'bwrap --version' 'for the Linux sandbox' bubblewrap || exit 1
+  # @ghost/session-postgres's tests start a throwaway PostgreSQL server; install Debian's where we may.
+  # shellcheck disable=SC2046 # one package name a line
+  ensure_tool PostgreSQL postgres_runs '/usr/lib/postgresql/<version>/bin/postgres --version' \
+    'to run the Postgres session tests' postgresql $(postgres_server_packages) || exit 1
 fi
 
 # node-gyp builds native addons against the local Node headers, without downloading them.

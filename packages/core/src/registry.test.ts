@@ -12,7 +12,7 @@ const run = promisify(execFile);
 import { defineModelProvider } from './define-model-provider.js';
 import { ConfigurationError, SandboxUnavailableError } from './errors.js';
 import type { ModelV1 } from './model.js';
-import type { EnginePlugin, ModelProviderV1 } from './plugin.js';
+import { type EnginePlugin, kindOption, type ModelProviderV1 } from './plugin.js';
 import {
   PluginAlreadyRegisteredError,
   PluginInvalidError,
@@ -22,6 +22,7 @@ import {
   PluginVersionError,
 } from './plugin-errors.js';
 import { Registry } from './registry.js';
+import { createRuntime } from './runtime.js';
 import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 
 function testEngine(name: string): EnginePlugin {
@@ -412,6 +413,34 @@ describe('built-in plugins, imported lazily', () => {
     expect(error.message).toContain("No engine is named 'tinyy'");
     expect(error.message).toContain("Registered: 'tiny'");
     expect(error.message).toContain("Built in: 'quickjs', 'v8'");
+  });
+
+  it("names createRuntime's own option in the message for an unknown sandbox", async () => {
+    const registry = new Registry();
+    registry.register(testSandbox('jail'));
+
+    const error = await rejection(registry.sandbox('jial'));
+
+    expect(error.message).toBe(
+      "No sandbox backend is named 'jial'. Registered: 'jail'. Built in: 'bwrap', 'seatbelt', 'unrestricted', 'native'. Register it with createRuntime({ sandboxes: [...] }) or use one of these names.",
+    );
+  });
+
+  it("names createRuntime's own option in the message for an unknown model provider", async () => {
+    const registry = new Registry();
+
+    const error = await rejection(registry.modelProvider('echo'));
+
+    expect(error.message).toBe(
+      "No model provider is named 'echo'. Registered: none. Built in: 'openai', 'openai-chat', 'openai-compatible', 'anthropic'. Register it with createRuntime({ models: [...] }) or use one of these names.",
+    );
+  });
+
+  it('suggests, for each kind, an option createRuntime accepts', () => {
+    for (const kind of ['engine', 'sandbox', 'model', 'session-store'] as const) {
+      const option = kindOption(kind).split(':')[0] ?? '';
+      expect(() => createRuntime({ [option]: undefined })).not.toThrow();
+    }
   });
 
   it('does not mistake inherited object keys for built-in names', async () => {
