@@ -42,13 +42,25 @@ describe('GhostError', () => {
     expect(CancelledError.isInstance(error)).toBe(false);
     expect(GhostError.isInstance(new Error('plain'))).toBe(false);
     expect(GhostError.isInstance(null)).toBe(false);
+  });
 
-    // What an error from a duplicated install looks like: same marker, different class object.
-    const foreign = Object.assign(new Error('copy'), {
+  it('does not recognise a look-alike class with the same name but no marker', () => {
+    // Same class name, same code, a GhostError-shaped object, but no marker on its prototype.
+    class ToolErrorLookAlike extends Error {
+      readonly code = 'TOOL_FAILED';
+    }
+    Object.defineProperty(ToolErrorLookAlike, 'name', { value: 'ToolError' });
+    const lookAlike = new ToolErrorLookAlike('nope');
+    lookAlike.name = 'ToolError';
+    expect(lookAlike.constructor.name).toBe('ToolError');
+    expect(ToolError.isInstance(lookAlike)).toBe(false);
+    expect(GhostError.isInstance(lookAlike)).toBe(false);
+    // Nor the list of class names earlier pre-releases put under `Symbol.for('ghost.error')`.
+    const namesOnly = Object.assign(new Error('copy'), {
       [Symbol.for('ghost.error')]: ['ToolError', 'GhostError'],
     });
-    expect(ToolError.isInstance(foreign)).toBe(true);
-    expect(ConfigurationError.isInstance(foreign)).toBe(false);
+    expect(ToolError.isInstance(namesOnly)).toBe(false);
+    expect(GhostError.isInstance(namesOnly)).toBe(false);
   });
 });
 

@@ -33,12 +33,6 @@ interface ErrorClassIdentity {
   readonly name: string;
 }
 
-/**
- * The marker earlier releases put on each error: the class names of its chain. Still written
- * and read, so errors pass between this copy and an older one installed beside it.
- */
-const legacyMarker = Symbol.for('ghost.error');
-
 /** The fields every error has that `details` leaves out: they are not facts about the failure. */
 const baseFields = new Set(['name', 'message', 'stack', 'code', 'cause']);
 
@@ -102,8 +96,6 @@ export class GhostError extends Error {
   /** A stable, machine-readable code such as `SANDBOX_UNAVAILABLE`. */
   readonly code: GhostErrorCode;
   readonly #legacyDetails: Readonly<Record<string, unknown>> | undefined;
-  /** @internal the marked names of this error's chain, read by older copies' `isInstance`. */
-  readonly [legacyMarker]: readonly string[];
 
   constructor(message: string, options: GhostErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -111,17 +103,6 @@ export class GhostError extends Error {
     this.#legacyDetails = options.details;
     // The marked name, not `new.target.name`, which a minifier may have shortened.
     this.name = identityOf(new.target)?.name ?? new.target.name;
-    const names: string[] = [];
-    for (
-      let errorClass: object | null = new.target;
-      errorClass !== null;
-      errorClass = Object.getPrototypeOf(errorClass)
-    ) {
-      const identity = identityOf(errorClass);
-      if (identity !== undefined) names.push(identity.name);
-      if (errorClass === GhostError) break;
-    }
-    this[legacyMarker] = names;
   }
 
   /**
@@ -153,9 +134,7 @@ export class GhostError extends Error {
     const identity = identityOf(this);
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on
     if (identity === undefined) return value instanceof this;
-    const marked = value as { [marker: symbol]: unknown };
-    if (marked[identity.marker] === true) return true;
-    const names = marked[legacyMarker];
-    return Array.isArray(names) && names.includes(identity.name);
+    // Only the marker counts: a look-alike class with the same name but no marker is not this class.
+    return (value as { [marker: symbol]: unknown })[identity.marker] === true;
   }
 }
