@@ -14,12 +14,6 @@ export interface GhostErrorOptions<Code extends string = GhostErrorCode> {
   code: Code;
   /** The underlying error, when there is one. */
   cause?: unknown;
-  /**
-   * Extra facts about the failure, safe to log.
-   *
-   * @deprecated Declare typed fields on the error class instead; `details` still returns these.
-   */
-  details?: Record<string, unknown>;
 }
 
 /** What the constructors of Ghost's error classes take besides the message: every option may be left out. */
@@ -32,9 +26,6 @@ interface ErrorClassIdentity {
   readonly marker: symbol;
   readonly name: string;
 }
-
-/** The fields every error has that `details` leaves out: they are not facts about the failure. */
-const baseFields = new Set(['name', 'message', 'stack', 'code', 'cause']);
 
 function identityOf(errorClass: object): ErrorClassIdentity | undefined {
   // Only the class's own identity counts: a subclass that was not marked must not answer for its parent.
@@ -95,29 +86,12 @@ export class GhostError extends Error {
 
   /** A stable, machine-readable code such as `SANDBOX_UNAVAILABLE`. */
   readonly code: GhostErrorCode;
-  readonly #legacyDetails: Readonly<Record<string, unknown>> | undefined;
 
   constructor(message: string, options: GhostErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = options.code;
-    this.#legacyDetails = options.details;
     // The marked name, not `new.target.name`, which a minifier may have shortened.
     this.name = identityOf(new.target)?.name ?? new.target.name;
-  }
-
-  /**
-   * The error's typed fields (and any `details` given to the constructor) as one object, or
-   * `undefined` when it has none.
-   *
-   * @deprecated Read the typed fields instead, such as `error.option` or `error.statusCode`.
-   */
-  get details(): Readonly<Record<string, unknown>> | undefined {
-    const facts: Record<string, unknown> = { ...this.#legacyDetails };
-    for (const [key, value] of Object.entries(this)) {
-      if (value !== undefined && !baseFields.has(key)) facts[key] = value;
-    }
-    if (this.#legacyDetails === undefined && Object.keys(facts).length === 0) return undefined;
-    return facts;
   }
 
   /**
