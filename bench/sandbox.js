@@ -2,9 +2,9 @@
 // on Linux). Each program gets a fresh host; prewarmed means a spare was started ahead. The
 // 'session' placement's figures are for one sandboxed host serving a session's programs in turn.
 import { realpathSync } from 'node:fs';
-import { unrestrictedSandbox } from '@ghost/code-mode';
 import { createSandboxWorkspace } from '@ghost/core/sandbox';
 import { bwrapSandbox, createBwrapSandbox } from '@ghost/sandbox-bwrap';
+import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import { coldExec, programsPerSecond, roundTrip, warmExec } from './code-mode.js';
 import { measureSamples } from './measure.js';
 

@@ -144,10 +144,11 @@ function checkOptions(options: AgUiHandlerOptions): number {
   return maxBodyBytes;
 }
 
-/** The facts of a refusal the body carries: its fields and any `details` it was given, but not its status. */
+/** The facts of a refusal the body carries as `details`: its typed fields, but not its status (that is the answer's). */
 function bodyDetails(error: AgUiRequestError): Record<string, unknown> | undefined {
-  // The status is the answer's, not a fact of the body.
-  const { status, ...facts } = error.details ?? {};
+  const facts: Record<string, unknown> = {};
+  if (error.maxBodyBytes !== undefined) facts.maxBodyBytes = error.maxBodyBytes;
+  if (error.problems !== undefined) facts.problems = error.problems;
   return Object.keys(facts).length === 0 ? undefined : facts;
 }
 

@@ -19,8 +19,6 @@
  * @packageDocumentation
  */
 
-// The backend lives in its own package (code mode depends on it); exported here as before.
-export { unrestrictedCapabilities, unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
 export {

@@ -14,12 +14,6 @@ export interface GhostErrorOptions<Code extends string = GhostErrorCode> {
   code: Code;
   /** The underlying error, when there is one. */
   cause?: unknown;
-  /**
-   * Extra facts about the failure, safe to log.
-   *
-   * @deprecated Declare typed fields on the error class instead; `details` still returns these.
-   */
-  details?: Record<string, unknown>;
 }
 
 /** What the constructors of Ghost's error classes take besides the message: every option may be left out. */
@@ -32,15 +26,6 @@ interface ErrorClassIdentity {
   readonly marker: symbol;
   readonly name: string;
 }
-
-/**
- * The marker earlier releases put on each error: the class names of its chain. Still written
- * and read, so errors pass between this copy and an older one installed beside it.
- */
-const legacyMarker = Symbol.for('ghost.error');
-
-/** The fields every error has that `details` leaves out: they are not facts about the failure. */
-const baseFields = new Set(['name', 'message', 'stack', 'code', 'cause']);
 
 function identityOf(errorClass: object): ErrorClassIdentity | undefined {
   // Only the class's own identity counts: a subclass that was not marked must not answer for its parent.
@@ -101,42 +86,12 @@ export class GhostError extends Error {
 
   /** A stable, machine-readable code such as `SANDBOX_UNAVAILABLE`. */
   readonly code: GhostErrorCode;
-  readonly #legacyDetails: Readonly<Record<string, unknown>> | undefined;
-  /** @internal the marked names of this error's chain, read by older copies' `isInstance`. */
-  readonly [legacyMarker]: readonly string[];
 
   constructor(message: string, options: GhostErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = options.code;
-    this.#legacyDetails = options.details;
     // The marked name, not `new.target.name`, which a minifier may have shortened.
     this.name = identityOf(new.target)?.name ?? new.target.name;
-    const names: string[] = [];
-    for (
-      let errorClass: object | null = new.target;
-      errorClass !== null;
-      errorClass = Object.getPrototypeOf(errorClass)
-    ) {
-      const identity = identityOf(errorClass);
-      if (identity !== undefined) names.push(identity.name);
-      if (errorClass === GhostError) break;
-    }
-    this[legacyMarker] = names;
-  }
-
-  /**
-   * The error's typed fields (and any `details` given to the constructor) as one object, or
-   * `undefined` when it has none.
-   *
-   * @deprecated Read the typed fields instead, such as `error.option` or `error.statusCode`.
-   */
-  get details(): Readonly<Record<string, unknown>> | undefined {
-    const facts: Record<string, unknown> = { ...this.#legacyDetails };
-    for (const [key, value] of Object.entries(this)) {
-      if (value !== undefined && !baseFields.has(key)) facts[key] = value;
-    }
-    if (this.#legacyDetails === undefined && Object.keys(facts).length === 0) return undefined;
-    return facts;
   }
 
   /**
@@ -153,9 +108,7 @@ export class GhostError extends Error {
     const identity = identityOf(this);
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on
     if (identity === undefined) return value instanceof this;
-    const marked = value as { [marker: symbol]: unknown };
-    if (marked[identity.marker] === true) return true;
-    const names = marked[legacyMarker];
-    return Array.isArray(names) && names.includes(identity.name);
+    // Only the marker counts: a look-alike class with the same name but no marker is not this class.
+    return (value as { [marker: symbol]: unknown })[identity.marker] === true;
   }
 }

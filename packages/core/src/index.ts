@@ -27,7 +27,6 @@ export {
   type OutputOf,
 } from './agent.js';
 export type { AgentToolOptions } from './agent-tool.js';
-export { builtinContractAdapters, type ContractAdapter } from './contract-adapter.js';
 export { defineModelProvider } from './define-model-provider.js';
 export {
   AgentInterjectionError,

@@ -221,7 +221,7 @@ describe('modelErrorFromHttp', () => {
     expect(auth.message).toMatch(/OPENAI_API_KEY/);
     const limited = map(429, 'Rate limit', { 'retry-after': '3', 'x-request-id': 'req_9' });
     expect(ModelRateLimitError.isInstance(limited) && limited.retryAfterMs).toBe(3000);
-    expect(limited.details).toMatchObject({ statusCode: 429, provider: 'openai', requestId: 'req_9' });
+    expect(limited).toMatchObject({ statusCode: 429, provider: 'openai', requestId: 'req_9' });
     expect(
       ModelContextOverflowError.isInstance(map(400, "This model's maximum context length is 128000 tokens")),
     ).toBe(true);

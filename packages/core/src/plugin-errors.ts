@@ -46,10 +46,6 @@ export class PluginInvalidError extends ConfigurationError {
   readonly method: string | undefined;
   /** The name a built-in plugin's package gave it, when it is not the name asked for. */
   readonly providedName: string | undefined;
-  /** The specification version the contract adapter at fault reads, as it was given. */
-  readonly adapterFrom: unknown;
-  /** The specification version the contract adapter at fault writes, as it was given. */
-  readonly adapterTo: unknown;
 
   constructor(
     message: string,
@@ -57,8 +53,6 @@ export class PluginInvalidError extends ConfigurationError {
       readonly expectedKind?: string;
       readonly method?: string;
       readonly providedName?: string;
-      readonly adapterFrom?: unknown;
-      readonly adapterTo?: unknown;
     } = {},
   ) {
     super(message, { ...init, code: 'PLUGIN_INVALID' });
@@ -68,8 +62,6 @@ export class PluginInvalidError extends ConfigurationError {
     this.expectedKind = init.expectedKind;
     this.method = init.method;
     this.providedName = init.providedName;
-    this.adapterFrom = init.adapterFrom;
-    this.adapterTo = init.adapterTo;
   }
 }
 

@@ -22,7 +22,7 @@ import {
   PluginVersionError,
 } from './plugin-errors.js';
 import { Registry } from './registry.js';
-import { createRuntime } from './runtime.js';
+import { createRuntime, type RuntimeOptions } from './runtime.js';
 import { noSandboxCapabilities, type SandboxBackendV1 } from './sandbox.js';
 
 function testEngine(name: string): EnginePlugin {
@@ -146,6 +146,28 @@ describe('Registry.register', () => {
 
     expect(() => registry.register(old)).toThrow(
       /Sandbox backend 'jail'.*'sandbox-v0'.*'sandbox-v1'.*Upgrade the plugin/,
+    );
+  });
+
+  it('refuses any specificationVersion but the exact one, naming the version it expects', () => {
+    const registry = new Registry();
+    const unknown = { ...testEngine('odd'), specificationVersion: 'engine-next' } as unknown as EnginePlugin;
+
+    const error = (() => {
+      try {
+        registry.register(unknown);
+      } catch (caught) {
+        return caught as Error;
+      }
+      throw new Error('expected register to throw');
+    })();
+    expect(PluginVersionError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'PLUGIN_VERSION_UNSUPPORTED' });
+    expect(error.message).toContain("'engine-next'");
+    expect(error.message).toContain("'engine-v1'");
+    // Nothing adapts an older contract: the registry takes no adapters.
+    expect(() => createRuntime({ contractAdapters: [] } as unknown as RuntimeOptions)).toThrow(
+      /no option 'contractAdapters'/,
     );
   });
 

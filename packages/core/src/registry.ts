@@ -1,10 +1,4 @@
 import { checkModel } from './check-model.js';
-import {
-  adaptPlugin,
-  builtinContractAdapters,
-  type ContractAdapter,
-  checkContractAdapter,
-} from './contract-adapter.js';
 import { ConfigurationError, SandboxUnavailableError } from './errors.js';
 import { importFromApplication, installCommand, isMissingPackage } from './import-from-application.js';
 import type { ModelV1 } from './model.js';
@@ -46,11 +40,6 @@ export interface RegistryOptions {
    * `(specifier) => import(specifier)` to resolve from your own module instead.
    */
   readonly importModule?: ImportModule;
-  /**
-   * Adapters that let the registry accept plugins of an older specification version, beside the
-   * ones Ghost ships (see {@link ContractAdapter}).
-   */
-  readonly contractAdapters?: readonly ContractAdapter[];
 }
 
 // Maps rather than object literals, so a name like 'constructor' cannot find Object.prototype.
@@ -118,7 +107,6 @@ export class Registry {
   readonly #loading = new Map<string, Promise<Plugin>>();
   readonly #importModule: ImportModule;
   readonly #isImportInjected: boolean;
-  readonly #adapters: readonly ContractAdapter[];
 
   constructor(options: RegistryOptions = {}) {
     if (options.importModule !== undefined && typeof options.importModule !== 'function') {
@@ -128,15 +116,6 @@ export class Registry {
     }
     this.#importModule = options.importModule ?? importFromApplication;
     this.#isImportInjected = options.importModule !== undefined;
-    const extraAdapters: unknown = options.contractAdapters ?? [];
-    if (!Array.isArray(extraAdapters)) {
-      throw new ConfigurationError('contractAdapters must be a list of contract adapters.', {
-        code: 'REGISTRY_OPTION_INVALID',
-      });
-    }
-    for (const adapter of extraAdapters) checkContractAdapter(adapter);
-    // Given adapters come first, so an application can replace a shipped step it disagrees with.
-    this.#adapters = Object.freeze([...(extraAdapters as ContractAdapter[]), ...builtinContractAdapters]);
   }
 
   /**
@@ -144,14 +123,16 @@ export class Registry {
    * specification version, or has the name of a plugin of the same kind already registered.
    */
   register(plugin: Plugin): void {
-    this.#add(this.#adapt(plugin));
+    this.#add(this.#checked(plugin));
   }
 
-  /** The plugin brought to the current specification version, then checked. */
-  #adapt(value: unknown, origin: { kind?: PluginKind; packageName?: string } = {}): Plugin {
-    const plugin = adaptPlugin(value, this.#adapters);
-    validatePlugin(plugin, origin);
-    return plugin;
+  /**
+   * The plugin, checked: well formed, and of exactly the specification version this core
+   * implements (any other is refused with a `PluginVersionError` naming the expected version).
+   */
+  #checked(value: unknown, origin: { kind?: PluginKind; packageName?: string } = {}): Plugin {
+    validatePlugin(value, origin);
+    return value;
   }
 
   #add(plugin: Plugin): void {
@@ -313,7 +294,7 @@ export class Registry {
         );
       }
     }
-    const adapted = this.#adapt(plugin, { kind, packageName });
+    const adapted = this.#checked(plugin, { kind, packageName });
     if (adapted.name !== name) {
       throw new PluginInvalidError(
         `${packageName} provides ${kindNoun(kind)} named '${adapted.name}', but Ghost loaded it for '${name}'. Install a matching release of ${packageName}.`,

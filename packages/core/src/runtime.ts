@@ -1,6 +1,5 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import type { ContractAdapter } from './contract-adapter.js';
 import { CleanupError, ConfigurationError } from './errors.js';
 import type { ModelV1 } from './model.js';
 import type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
@@ -36,11 +35,6 @@ export interface RuntimeOptions {
   readonly workspaceRoot?: string;
   /** How built-in plugin packages are imported; see `RegistryOptions.importModule`. */
   readonly importModule?: ImportModule;
-  /**
-   * Adapters that accept plugins of an older specification version; see
-   * `RegistryOptions.contractAdapters`.
-   */
-  readonly contractAdapters?: readonly ContractAdapter[];
 }
 
 /**
@@ -92,7 +86,6 @@ const optionNames: readonly (keyof RuntimeOptions)[] = [
   'telemetry',
   'workspaceRoot',
   'importModule',
-  'contractAdapters',
 ];
 
 const pluginLists = [
@@ -177,7 +170,7 @@ function registerPlugins(registry: Registry, options: RuntimeOptions): void {
  */
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   checkOptionNames(options);
-  const { codeMode, workspaceRoot, importModule, contractAdapters } = options;
+  const { codeMode, workspaceRoot, importModule } = options;
   if (codeMode !== undefined && !isPlainRecord(codeMode)) {
     throw invalidOption('createRuntime({ codeMode }) takes an object of code mode settings.', 'codeMode');
   }
@@ -195,7 +188,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
   const registry = new Registry({
     ...(importModule === undefined ? {} : { importModule }),
-    ...(contractAdapters === undefined ? {} : { contractAdapters }),
   });
   registerPlugins(registry, options);
   const { sessionStore } = options;

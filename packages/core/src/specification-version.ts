@@ -1,8 +1,9 @@
 import type { PluginKind, PluginsByKind } from './plugin.js';
 
 /**
- * The specification version of each plugin contract this `@ghost/core` implements. A plugin of
- * an older version is accepted only through a `ContractAdapter` (see `contract-adapter.ts`).
+ * The specification version of each plugin contract this `@ghost/core` implements. A plugin's
+ * `specificationVersion` must match it exactly: any other version, older or newer, is refused
+ * with a `PluginVersionError` that names the version this core expects.
  */
 export const currentSpecificationVersions: {
   readonly [Kind in PluginKind]: PluginsByKind[Kind]['specificationVersion'];

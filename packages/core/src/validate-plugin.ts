@@ -26,8 +26,8 @@ const requiredMethods: { readonly [Kind in PluginKind]: readonly string[] } = {
 };
 
 /**
- * Checks that `value` is a well-formed plugin of the specification version this core implements
- * (an older one must be adapted first, see `adaptPlugin`).
+ * Checks that `value` is a well-formed plugin of exactly the specification version this core
+ * implements; any other version is refused with a `PluginVersionError` naming the expected one.
  * @internal shared by the `define*` helpers and the registry; not part of the public surface.
  */
 export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asserts value is Plugin {

@@ -1,7 +1,8 @@
-import { codeMode, openCodeModeSession, unrestrictedSandbox } from '@ghost/code-mode';
+import { codeMode, openCodeModeSession } from '@ghost/code-mode';
 import { CleanupError, createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { defineSandboxBackend, type SandboxProcess } from '@ghost/core/sandbox';
 import { ScriptedModel } from '@ghost/core/testing';
+import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { quickjsEngine } from './quickjs-engine.js';

@@ -1,10 +1,6 @@
-import {
-  defaultCodeModeLimits,
-  javascriptInstructions,
-  ToolCatalog,
-  unrestrictedCapabilities,
-} from '@ghost/code-mode';
+import { defaultCodeModeLimits, javascriptInstructions, ToolCatalog } from '@ghost/code-mode';
 import { defineTool } from '@ghost/core';
+import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { quickjsInstructions } from './quickjs-instructions.js';

@@ -302,7 +302,7 @@ describe('failures', () => {
     expect((error as Error).message).toMatch(
       /anthropic\.messages answered 401: invalid x-api-key.*ANTHROPIC_API_KEY/,
     );
-    expect(error).toMatchObject({ details: { requestId: 'req_401' } });
+    expect(error).toMatchObject({ requestId: 'req_401' });
   });
 
   it('fails before any request when no API key is set, naming ANTHROPIC_API_KEY', async () => {

@@ -352,7 +352,7 @@ describe('failed requests', () => {
     expect(ModelAuthenticationError.isInstance(error)).toBe(true);
     expect((error as Error).message).toContain('Incorrect API key provided.');
     expect((error as Error).message).toContain('OPENAI_API_KEY');
-    expect((error as ModelAuthenticationError).details).toMatchObject({
+    expect(error as ModelAuthenticationError).toMatchObject({
       requestId: 'req_failed',
       statusCode: 401,
     });

@@ -110,7 +110,7 @@ function checkCapabilities(
     if (!engineConformanceCapabilities.includes(capability)) {
       throw new CodeModeConfigurationError(
         `describeEngineConformance: no engine capability is named ${JSON.stringify(capability)}; the capabilities are ${engineConformanceCapabilities.join(', ')}.`,
-        { details: { option: 'capabilities' } },
+        { option: 'capabilities' },
       );
     }
   }
