@@ -329,7 +329,11 @@ function prepareCodeMode(
   return codeMode.prepare({ agentName, tools, hasToolSources });
 }
 
-function resolveDeadline(options: AskOptions): number | undefined {
+/** @internal The earlier of `timeoutMs` from now and `deadline`, checked; shared with assemblies' runs. */
+export function resolveDeadline(options: {
+  readonly timeoutMs?: number | undefined;
+  readonly deadline?: Date | number | undefined;
+}): number | undefined {
   const candidates: number[] = [];
   if (options.timeoutMs !== undefined) {
     if (!Number.isFinite(options.timeoutMs) || options.timeoutMs < 0) {

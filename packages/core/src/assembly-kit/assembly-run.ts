@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Agent, AgentInput } from '../agent.js';
+import { type Agent, type AgentInput, resolveDeadline } from '../agent.js';
 import { ConfigurationError } from '../errors.js';
 import { bindInvocationScope, runNestedAgent } from '../nested-agent.js';
 import { Run, type RunResult, type RunStep } from '../run.js';
@@ -189,7 +189,7 @@ export function createAssemblyRun(init: AssemblyRunInit): Run {
     sessionId: undefined,
     context: Object.freeze({ ...options.context }),
     metadata: Object.freeze({ ...options.metadata }),
-    deadline: deadlineOf(options),
+    deadline: resolveDeadline(options),
   });
   return new Run({
     invocation,
@@ -237,23 +237,4 @@ export function createAssemblyRun(init: AssemblyRunInit): Run {
       },
     },
   });
-}
-
-function deadlineOf(options: AssemblyAskOptions): number | undefined {
-  const candidates: number[] = [];
-  if (options.timeoutMs !== undefined) {
-    if (!Number.isFinite(options.timeoutMs) || options.timeoutMs < 0) {
-      throw new ConfigurationError(
-        `timeoutMs must be a non-negative number of milliseconds, not ${options.timeoutMs}.`,
-      );
-    }
-    candidates.push(Date.now() + options.timeoutMs);
-  }
-  if (options.deadline !== undefined) {
-    const deadline = options.deadline instanceof Date ? options.deadline.getTime() : options.deadline;
-    if (!Number.isFinite(deadline))
-      throw new ConfigurationError('deadline must be a valid Date or epoch milliseconds.');
-    candidates.push(deadline);
-  }
-  return candidates.length === 0 ? undefined : Math.min(...candidates);
 }
