@@ -50,8 +50,10 @@ export function directorySessionStore(options: {
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const { mtimeMs } = await stat(file(id, '.lock')).catch(() => ({ mtimeMs: 0 }));
-      if (Date.now() - mtimeMs > leaseMs) await rm(file(id, '.lock'), { force: true }); // stale: retry
+      // Gone since: retry. Removing it here could remove a lock another run took meanwhile.
+      const held = await stat(file(id, '.lock')).catch(() => undefined);
+      if (held !== undefined && Date.now() - held.mtimeMs > leaseMs)
+        await rm(file(id, '.lock'), { force: true }); // stale: retry
       return false;
     }
   };
