@@ -20,7 +20,9 @@ import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
 import { repairRequest, type StructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
-import type { ApprovalGate } from './tool-approval.js';
+import type { PausedCall } from './paused-run.js';
+import { continuePausedCalls, type ResumePlan } from './resume-paused-calls.js';
+import type { ApprovalGate, SuspendingApprovalGate } from './tool-approval.js';
 import {
   type EmitEvent,
   runToolCall,
@@ -29,6 +31,7 @@ import {
   type ToolCallEnvironment,
   type ToolCallOutcome,
   type ToolCallRequest,
+  toolResultMessage,
 } from './tool-call-runner.js';
 import type { ToolLock } from './tool-lock.js';
 import { Usage } from './usage.js';
@@ -106,6 +109,13 @@ export interface AgentLoopInput {
   readonly controlToolNames?: ReadonlySet<string>;
   /** Where calls that need approval wait, shared with code mode's brokered calls. */
   readonly approvals?: ApprovalGate;
+  /**
+   * With `approvals: 'suspend'`: the gate of the agent's own direct calls, which notes them for the
+   * run's pause instead of waiting. The loop ends when it noted any.
+   */
+  readonly suspension?: SuspendingApprovalGate;
+  /** With `agent.resume()`: the pause to continue before the first model turn. */
+  readonly resume?: ResumePlan;
 }
 
 interface TurnResult {
@@ -414,10 +424,26 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   });
   const { output } = loop;
   let delivered: PendingInterjection[] = [];
-  let turn = 0;
+  let turn = loop.resume?.paused.turns ?? 0;
   let text = '';
   let outputValue: unknown;
   let isRepairing = false;
+  const suspend = (calls: readonly PausedCall[]): RunResult => {
+    execution.suspend({ calls, turns: turn, toolCalls: loop.budget.used });
+    return { text: '', turns: turn, toolCalls: loop.budget.used, messages };
+  };
+  if (loop.resume !== undefined) {
+    const waiting = await continuePausedCalls({
+      agentName: loop.agentName,
+      plan: loop.resume,
+      messages,
+      tools: loop.tools,
+      environment: environmentOf(loop.tools),
+      maxParallel: loop.limits.maxParallelToolCalls,
+      execution,
+    });
+    if (waiting.length > 0) return suspend(waiting);
+  }
   try {
     for (;;) {
       delivered = execution.takeInterjections();
@@ -476,7 +502,12 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       }
       messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls, ...reasoning });
       const outcomes = await runToolCalls(result.toolCalls, environment, loop.limits.maxParallelToolCalls);
-      for (const outcome of outcomes) messages.push(toToolMessage(outcome));
+      const suspended = loop.suspension?.take() ?? [];
+      const waiting = new Set(suspended.map((call) => call.toolCallId));
+      for (const outcome of outcomes) {
+        if (!waiting.has(outcome.toolCallId)) messages.push(toolResultMessage(outcome));
+      }
+      if (suspended.length > 0) return suspend(suspended);
     }
   } catch (error) {
     for (const interjection of delivered) interjection.reject(error);
@@ -498,15 +529,4 @@ function runToolCalls(
 ): Promise<ToolCallOutcome[]> {
   const limit = new ConcurrencyLimit(maxParallel);
   return Promise.all(calls.map((call) => limit.run(() => runToolCall(parseArguments(call), environment))));
-}
-
-function toToolMessage(outcome: ToolCallOutcome): ModelMessage {
-  return {
-    role: 'tool',
-    toolCallId: outcome.toolCallId,
-    toolName: outcome.toolName,
-    content: outcome.content,
-    ...(outcome.status === 'error' ? { isError: true } : {}),
-    ...(outcome.artifacts.length > 0 ? { artifacts: outcome.artifacts } : {}),
-  };
 }

@@ -8,7 +8,22 @@ import { CancelledError, ConfigurationError, DeadlineExceededError } from './err
 import type { ModelMessage, ModelSettings, ModelV1, ProviderOptions } from './model.js';
 import { defaultModelStreamLimits } from './model.js';
 import { bindInvocationScope, registerNestableAgent } from './nested-agent.js';
-import { Run, type RunEntrypoint, type RunExecution, type RunResult, type RunStream } from './run.js';
+import {
+  type ApprovalMode,
+  askOptionsOfResume,
+  checkApprovalMode,
+  checkResumeDecisions,
+  type ResumeOptions,
+} from './agent-resume.js';
+import { callsBeforeResume } from './resume-paused-calls.js';
+import {
+  Run,
+  type RunEntrypoint,
+  type RunExecution,
+  type RunInit,
+  type RunResult,
+  type RunStream,
+} from './run.js';
 import { type Invocation, stopReason } from './run-context.js';
 import { checkSessionOptions, type SessionOptions } from './run-session.js';
 import { RunTools } from './run-tools.js';
@@ -19,7 +34,7 @@ import { checkSubagents, type SubagentDefinition, subagentControlToolNames } fro
 import { SubagentManager } from './subagent-manager.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
 import type { Tool } from './tool.js';
-import { approvalGateFor } from './tool-approval.js';
+import { approvalGateFor, SuspendingApprovalGate } from './tool-approval.js';
 import { runToolCall, summarizeError, ToolCallBudget, type ToolCallEnvironment } from './tool-call-runner.js';
 import { ToolLock } from './tool-lock.js';
 import { isToolSource, type ToolSource } from './tool-source.js';
@@ -131,6 +146,15 @@ export interface AskOptions {
    * a destination that may see all of it. Default false.
    */
   readonly includeAgentEvents?: boolean;
+  /**
+   * How a call of a tool with `needsApproval` waits for its decision. `wait` (the default): in
+   * this process, answered with `run.approve()` / `run.reject()`. `suspend`: the run saves its
+   * pause in its `session` and ends as `suspended`; any process continues it later with
+   * `agent.resume({ session, decisions })`. Needs a `session`. Only the run's own agent's calls
+   * suspend: a code-mode program's calls and a nested agent's still wait in process. See
+   * `docs/guides/approvals.md`.
+   */
+  readonly approvals?: ApprovalMode;
 }
 
 /** {@link AskOptions} with an `output` schema: the run's `output` is typed from it. */
@@ -176,6 +200,23 @@ export interface Agent<Output = unknown> {
     options: AskOptionsWithOutput<Schema>,
   ): Run<Static<Schema>>;
   createRun(input: AgentInput, options?: AskOptions): Run<Output>;
+  /**
+   * Continues a run that paused for a person's decision (`approvals: 'suspend'`), in this process
+   * or any other sharing the session store, and resolves to the finished run. The resume claims
+   * the pause under the session's lock: a second resume of the same pause runs nothing and fails
+   * with `RunResumeConflictError`. Each approved call runs at most once, even if a process dies.
+   *
+   * @example
+   * ```ts
+   * const paused = await agent.ask('Refund order 1042', { runtime, session, approvals: 'suspend' });
+   * // ... later, in any process:
+   * const [waiting] = paused.pendingApprovals;
+   * const run = await agent.resume({ runtime, session, decisions: { [waiting.approvalId]: 'approve' } });
+   * ```
+   */
+  resume(options: ResumeOptions & AskOptions): Promise<Run<Output>>;
+  /** {@link Agent.resume}, streaming the resumed run's events; `.run` resolves to the finished run. */
+  streamResume(options: ResumeOptions & AskOptions): RunStream<Output>;
   /**
    * This agent as a tool another agent can call: the model sends `{ input }` (the task, with
    * everything the agent needs: it does not see the caller's conversation) and reads the
@@ -240,6 +281,7 @@ const askOptionKeys = new Set([
   'modelSettings',
   'providerOptions',
   'includeAgentEvents',
+  'approvals',
 ]);
 
 function rejectUnknownKeys(value: object, known: Set<string>, where: string): void {
@@ -425,15 +467,22 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     request: InvocationRequest,
     execution: RunExecution,
   ): Promise<RunResult> => {
+    const resumed = execution.resume;
     const resolvedModel = typeof model === 'string' ? await execution.runtime.registry.model(model) : model;
     const budget = new ToolCallBudget(limits.maxToolCalls, {
       parent: execution.placement.parentBudget,
       agentName: name,
+      used: resumed === undefined ? 0 : callsBeforeResume(resumed),
     });
     // Agents this invocation's tools run nested count their calls toward this budget.
     bindInvocationScope(execution, { agentName: name, budget, maxDepth: limits.maxDepth });
     const lock = new ToolLock();
     const approvals = approvalGateFor(execution, name, limits.approvalTimeoutMs);
+    // Only the run's own agent's direct calls suspend; programs and nested agents wait in process.
+    const suspension =
+      execution.approvalMode === 'suspend' && execution.placement.source === undefined
+        ? new SuspendingApprovalGate(limits.approvalTimeoutMs)
+        : undefined;
     // Sources open first, so the run closes them after code mode (closers run in reverse).
     const runTools =
       toolSources.length === 0
@@ -494,15 +543,19 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       limits,
       // The session's history comes first; checked again as one conversation.
       messages:
-        execution.history.length === 0
-          ? conversation
-          : conversationOf(name, [...execution.history, ...conversation]),
+        resumed !== undefined
+          ? [...execution.history, ...resumed.paused.turn]
+          : execution.history.length === 0
+            ? conversation
+            : conversationOf(name, [...execution.history, ...conversation]),
       ...(output ? { output } : {}),
       ...(settings ? { settings } : {}),
       ...(providerOptions ? { providerOptions } : {}),
       budget,
       lock,
-      approvals,
+      approvals: suspension ?? approvals,
+      ...(suspension ? { suspension } : {}),
+      ...(resumed ? { resume: resumed } : {}),
       ...(running ? { controlToolNames: running.controlToolNames } : {}),
     };
     return runAgentLoop(loopInput, execution);
@@ -544,7 +597,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     },
   });
 
-  const createRun = (input: AgentInput, options: AskOptions = {}): Run => {
+  const createRun = (input: AgentInput, options: AskOptions = {}, resume?: RunInit['resume']): Run => {
     if (typeof input !== 'string' && !Array.isArray(input)) {
       throw new ConfigurationError(
         `Agent '${name}' takes its input as a string or an array of messages (such as run.messages).`,
@@ -558,7 +611,8 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
         option: 'includeAgentEvents',
       });
     }
-    const conversation = conversationOf(name, input);
+    // A resume's conversation is the paused turn, read when its session opens.
+    const conversation = resume === undefined ? conversationOf(name, input) : [];
     const output = options.output === undefined ? agentOutput : prepareStructuredOutput(name, options.output);
     const settings = mergeSettings(agentSettings, checkRecord(name, 'modelSettings', options.modelSettings));
     const providerOptions = mergeProviderOptions(
@@ -587,6 +641,7 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
         { code: 'SESSION_OPTION_INVALID', option: 'actorId', conflicting: ['session.actor'] },
       );
     }
+    const approvals = checkApprovalMode(options.approvals, session !== undefined);
     const runId = randomUUID();
     const invocation: Invocation = Object.freeze({
       invocationId: randomUUID(),
@@ -605,6 +660,8 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
       signal: options.signal,
       telemetry: [...runtime.telemetry, ...agentTelemetry],
       includeAgentEvents: options.includeAgentEvents === true,
+      approvals,
+      ...(resume === undefined ? {} : { resume }),
       ...(session !== undefined && sessionStore !== undefined
         ? { session: { store: sessionStore, options: session } }
         : {}),
@@ -614,6 +671,12 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
         ...(providerOptions ? { providerOptions } : {}),
       }),
     });
+  };
+
+  const createResumeRun = (options: ResumeOptions & AskOptions): Run => {
+    const resume = checkResumeDecisions(options);
+    const askOptions = askOptionsOfResume(options);
+    return createRun([], { ...askOptions, approvals: askOptions.approvals ?? 'suspend' }, resume);
   };
 
   const agent: Agent = Object.freeze({
@@ -628,6 +691,8 @@ export function defineAgent<OutputSchema extends TSchema | undefined = undefined
     createRun,
     ask: async (input: AgentInput, options?: AskOptions) => createRun(input, options).execute(),
     streamAsk: (input: AgentInput, options?: AskOptions) => createRun(input, options).stream(),
+    resume: async (options: ResumeOptions & AskOptions) => createResumeRun(options).execute(),
+    streamResume: (options: ResumeOptions & AskOptions) => createResumeRun(options).stream(),
     asTool: (options?: AgentToolOptions) => agentTool(agent, options),
   }) as Agent;
   // As a nested agent it answers with its own output schema and settings.

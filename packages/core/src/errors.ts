@@ -33,7 +33,10 @@ export {
   type ApprovalErrorCode,
   CancelledError,
   DeadlineExceededError,
+  PausedRunError,
+  type PausedRunErrorCode,
   type RunErrorCode,
+  RunResumeConflictError,
   RunStateError,
 } from './run-errors.js';
 export { SandboxUnavailableError, type SandboxUnavailableErrorInit } from './sandbox-errors.js';

@@ -393,6 +393,13 @@ class NestedInvocation {
         this.#closers.push(closer);
       },
       attachSandbox: (sandbox) => this.#host.attachSandbox(sandbox),
+      // A nested agent's calls wait in process: only the run's own agent suspends.
+      approvalMode: 'wait',
+      resume: undefined,
+      savePause: () => Promise.reject(new RunStateError('An agent run nested cannot save a pause.')),
+      suspend: () => {
+        throw new RunStateError('An agent run nested cannot suspend.');
+      },
     };
   }
 

@@ -9,7 +9,10 @@ export type RunErrorCode =
   | 'AGENT_LIMIT_REACHED'
   | 'APPROVAL_UNKNOWN'
   | 'APPROVAL_REJECTED'
-  | 'APPROVAL_TIMED_OUT';
+  | 'APPROVAL_TIMED_OUT'
+  | 'APPROVAL_SUSPENDED'
+  | 'RUN_RESUME_CONFLICT'
+  | PausedRunErrorCode;
 
 /** The run was cancelled through its `AbortSignal`. Ends the run as `cancelled`. */
 export class CancelledError extends GhostError {
@@ -101,7 +104,11 @@ export class RunStateError extends GhostError {
 }
 
 /** The codes an {@link ApprovalError} carries. */
-export type ApprovalErrorCode = 'APPROVAL_UNKNOWN' | 'APPROVAL_REJECTED' | 'APPROVAL_TIMED_OUT';
+export type ApprovalErrorCode =
+  | 'APPROVAL_UNKNOWN'
+  | 'APPROVAL_REJECTED'
+  | 'APPROVAL_TIMED_OUT'
+  | 'APPROVAL_SUSPENDED';
 
 /**
  * About a tool call's approval (`defineTool({ needsApproval })`). `APPROVAL_UNKNOWN` is thrown by
@@ -109,6 +116,8 @@ export type ApprovalErrorCode = 'APPROVAL_UNKNOWN' | 'APPROVAL_REJECTED' | 'APPR
  * answered, timed out, or its run ended). `APPROVAL_REJECTED` and `APPROVAL_TIMED_OUT` are never
  * thrown to the application: they are the code of the error result the model reads, as the
  * call's `tool_stop` event carries it, when a person rejected the call or no one answered in time.
+ * `APPROVAL_SUSPENDED` is the code of a call's telemetry-only `tool_stop` when its run suspended
+ * (`approvals: 'suspend'`) to wait for the decision; the call continues in `agent.resume()`.
  */
 export class ApprovalError extends GhostError {
   static {
@@ -129,5 +138,68 @@ export class ApprovalError extends GhostError {
   ) {
     super(message, init);
     this.approvalId = init.approvalId;
+  }
+}
+
+/**
+ * `agent.resume()` found nothing to resume: the session keeps no paused run (another resume
+ * completed it, or it never paused), or a decision it was given was already made by another resume.
+ * Nothing ran. Read the session's history, or `run.pendingApprovals` of the resume that won.
+ */
+export class RunResumeConflictError extends GhostError {
+  static {
+    markErrorClass(RunResumeConflictError, 'RunResumeConflictError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: 'RUN_RESUME_CONFLICT';
+  readonly sessionId: string | undefined;
+  /** The approvals already decided elsewhere, when that was the conflict. */
+  readonly approvalIds: readonly string[];
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<'RUN_RESUME_CONFLICT'> & {
+      readonly sessionId?: string;
+      readonly approvalIds?: readonly string[];
+    } = {},
+  ) {
+    super(message, { ...init, code: 'RUN_RESUME_CONFLICT' });
+    this.sessionId = init.sessionId;
+    this.approvalIds = Object.freeze([...(init.approvalIds ?? [])]);
+  }
+}
+
+/** The codes a {@link PausedRunError} carries. */
+export type PausedRunErrorCode = 'PAUSED_RUN_CORRUPT' | 'PAUSED_RUN_VERSION' | 'PAUSED_RUN_INCOMPATIBLE';
+
+/**
+ * A paused run cannot be resumed, and nothing ran: its stored state is unreadable
+ * (`PAUSED_RUN_CORRUPT`), of a format version this Ghost does not read (`PAUSED_RUN_VERSION`), or
+ * the agent resuming it is not the one that paused it or lost a tool it needs
+ * (`PAUSED_RUN_INCOMPATIBLE`, with `missing` naming what is gone).
+ */
+export class PausedRunError extends GhostError {
+  static {
+    markErrorClass(PausedRunError, 'PausedRunError');
+  }
+
+  /** This error's stable code (see `docs/errors.md`); `switch` on it narrows. */
+  declare readonly code: PausedRunErrorCode;
+  readonly sessionId: string | undefined;
+  /** With `PAUSED_RUN_INCOMPATIBLE`: the agent or tools the paused run needs that are gone. */
+  readonly missing: readonly string[];
+
+  constructor(
+    message: string,
+    init: GhostErrorInit<PausedRunErrorCode> & {
+      readonly code: PausedRunErrorCode;
+      readonly sessionId?: string;
+      readonly missing?: readonly string[];
+    },
+  ) {
+    super(message, init);
+    this.sessionId = init.sessionId;
+    this.missing = Object.freeze([...(init.missing ?? [])]);
   }
 }

@@ -264,6 +264,7 @@ export class OpenedRunSession implements RunSession {
     readonly replaceFrom?: SessionWrite['replaceFrom'];
     readonly state?: JsonObject;
     readonly outcome?: SessionTurnOutcome;
+    readonly pause?: string | null;
   }): Promise<void> {
     if (!Array.isArray(write.messages)) {
       throw new ConfigurationError('A session write takes an array of messages.', {
@@ -288,6 +289,7 @@ export class OpenedRunSession implements RunSession {
       ...(write.replaceFrom === undefined ? {} : { replaceFrom: write.replaceFrom }),
       ...(write.state === undefined ? {} : { state: write.state }),
       ...(write.outcome === undefined ? {} : { outcome: write.outcome }),
+      ...(write.pause === undefined ? {} : { pause: write.pause }),
     };
     await this.#read(() =>
       this.#handle.write({ operationId: write.operationId, digest: digestOf(content), ...content }),

@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import {
   AgentInterjectionError,
   CancelledError,
   CleanupError,
   ConfigurationError,
   DeadlineExceededError,
+  PausedRunError,
+  RunResumeConflictError,
   RunStateError,
 } from './errors.js';
 import { EventQueue } from './event-queue.js';
@@ -33,6 +36,9 @@ import {
   terminalEventTypes,
 } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
+import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';
+import type { ResumeDecision, ResumePlan } from './resume-paused-calls.js';
+import { SessionBusyError } from './session-errors.js';
 import { ApprovalRegistry, type PendingApproval } from './tool-approval.js';
 import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
@@ -82,6 +88,7 @@ export interface RunStep {
 const runOnlyEventTypes: ReadonlySet<string> = new Set([
   'agent_stream',
   'run_start',
+  'run_resume',
   ...Object.values(terminalEventTypes),
 ]);
 
@@ -128,6 +135,27 @@ export interface RunExecution {
   attachSandbox(sandbox: SandboxBackendV1): void;
   /** Where this invocation sits among the run's agents: what agents it runs nested share with it. */
   readonly placement: InvocationPlacement;
+  /**
+   * How the run's own agent's calls that need approval wait: in process (`wait`), or by ending the
+   * run as `suspended` with its pause saved (`suspend`). Always `wait` for an agent run nested.
+   */
+  readonly approvalMode: 'wait' | 'suspend';
+  /** With `agent.resume()`: the pause the run continues and the decisions it was given. */
+  readonly resume: ResumePlan | undefined;
+  /** Saves the run's pause now: the conversation so far, and the calls without a result. */
+  savePause(progress: PauseProgress): Promise<void>;
+  /**
+   * Ends the run as `suspended` once the entrypoint returns, with these calls waiting; the run
+   * saves its pause before anything announces it.
+   */
+  suspend(progress: PauseProgress): void;
+}
+
+/** Where a pausing run stands: the calls without a result, and the turns and tool calls taken. */
+export interface PauseProgress {
+  readonly calls: readonly PausedCall[];
+  readonly turns: number;
+  readonly toolCalls: number;
 }
 
 /** The work a run executes: one agent invocation, or an assembly of agents. */
@@ -157,6 +185,10 @@ export interface RunInit {
   readonly session?: { readonly store: SessionStoreV1; readonly options: CheckedSessionOptions } | undefined;
   /** Stream the events of agents nested in the run as `agent_stream` events. */
   readonly includeAgentEvents?: boolean;
+  /** How the run's own agent's calls that need approval wait (default `wait`); `suspend` needs a session. */
+  readonly approvals?: 'wait' | 'suspend';
+  /** With `agent.resume()`: continue the session's paused run with these decisions, or discard it. */
+  readonly resume?: { readonly decisions: ReadonlyMap<string, ResumeDecision>; readonly discard: boolean };
 }
 
 /** A finished run's event stream, plus the run itself. */
@@ -222,6 +254,12 @@ export class Run<Output = unknown> {
   #interjectableAgents = 0;
   readonly #nestedCleanupErrors: unknown[] = [];
   readonly #approvals = new ApprovalRegistry((type, data) => this.#emit(type, data));
+  readonly #approvalMode: 'wait' | 'suspend';
+  readonly #resumeRequest: RunInit['resume'];
+  #resumePlan: ResumePlan | undefined;
+  #suspension: PauseProgress | undefined;
+  #suspendedApprovals: readonly PendingApproval[] = [];
+  #pauseId: string | undefined;
 
   /** @internal Runs are made by `agent.createRun()`, `ask()` and `streamAsk()`. */
   constructor(init: RunInit) {
@@ -234,6 +272,8 @@ export class Run<Output = unknown> {
     this.#callerSignal = init.signal;
     this.#runContext = new RunContext({ invocation: init.invocation, signal: this.#controller.signal });
     this.#includeAgentEvents = init.includeAgentEvents === true;
+    this.#approvalMode = init.approvals ?? 'wait';
+    this.#resumeRequest = init.resume;
     this.workspace = init.runtime.createWorkspace();
     this.register(this.workspace);
   }
@@ -264,6 +304,13 @@ export class Run<Output = unknown> {
   /** True when cancellation stopped the run; `response` is empty. */
   get cancelled(): boolean {
     return this.#outcome === 'cancelled';
+  }
+  /**
+   * True when the run paused for a person's decision (`approvals: 'suspend'`): its pause is saved
+   * in its session, `pendingApprovals` lists what waits, and `agent.resume()` continues it.
+   */
+  get suspended(): boolean {
+    return this.#outcome === 'suspended';
   }
   /** The caller-facing final text, or the partial text kept at a deadline. */
   get response(): string {
@@ -434,7 +481,7 @@ export class Run<Output = unknown> {
    * one is added or ends. Each also came as an `approval_requested` event.
    */
   get pendingApprovals(): readonly PendingApproval[] {
-    return this.#approvals.pending;
+    return this.#outcome === 'suspended' ? this.#suspendedApprovals : this.#approvals.pending;
   }
 
   /**
@@ -530,10 +577,17 @@ export class Run<Output = unknown> {
     try {
       this.#result = await this.#inScope({ kind: 'run' }, async () => {
         if (this.#sessionPlan !== undefined) await this.#openSession(this.#sessionPlan);
+        if (this.#resumeRequest?.discard === true) return this.#discardPause();
         return this.#entrypoint.execute(this.#execution());
       });
-      this.#response = this.#result.text;
-      this.#outcome = 'completed';
+      if (this.#suspension === undefined) {
+        this.#response = this.#result.text;
+        this.#outcome = 'completed';
+      } else {
+        await this.#savePause(this.#suspension);
+        this.#announcePause(this.#suspension);
+        this.#outcome = 'suspended';
+      }
     } catch (error) {
       this.#settleFailure(error);
     } finally {
@@ -580,6 +634,7 @@ export class Run<Output = unknown> {
     const session = new OpenedRunSession(store, handle);
     this.#session = session;
     this.register(() => session.release());
+    this.#readPause(handle.pause, options.id);
     const limit = options.historyLimit ?? store.limits.maxMessages;
     if (limit > 0 && handle.messageCount > 0) {
       let records: Awaited<ReturnType<typeof handle.history>>;
@@ -608,20 +663,24 @@ export class Run<Output = unknown> {
    */
   async #writeTurn(): Promise<void> {
     const session = this.#session;
-    if (session === undefined) return;
+    if (session === undefined || this.#outcome === 'suspended') return;
     const outcome: SessionTurnOutcome = this.#outcome ?? 'failed';
+    const resumed = this.#resumePlan?.paused;
+    // A resume that did not complete leaves the pause as it last saved it: resume it again.
+    if (resumed !== undefined && outcome !== 'completed') return;
     try {
       const turn = turnToWrite(
         this.#transcript.slice(this.#history.length),
-        this.#entrypoint.inputLength,
+        resumed?.inputLength ?? this.#entrypoint.inputLength,
         outcome,
       );
-      if (turn.length === 0) return;
+      if (turn.length === 0 && resumed === undefined) return;
       await session.write({
         operationId: this.operationId,
         messages: turn,
         state: session.stateToSave(),
         outcome,
+        ...(resumed === undefined ? {} : { pause: null }),
       });
     } catch (error) {
       this.#outcome = 'failed';
@@ -663,7 +722,113 @@ export class Run<Output = unknown> {
       case 'run_error':
         this.#emit('run_error', { outcome: 'failed', error, cleanupFailed, usage });
         break;
+      case 'run_suspend':
+        this.#emit('run_suspend', {
+          outcome: 'suspended',
+          pendingApprovals: this.#suspendedApprovals,
+          pauseId: this.#pauseId ?? '',
+          usage,
+        });
+        break;
     }
+  }
+
+  /**
+   * Reads what the session keeps of a paused run when it opens: a new run refuses a session that
+   * waits for a person; a resume claims the pause it continues (checked before anything runs).
+   */
+  #readPause(pause: string | undefined, sessionId: string): void {
+    const request = this.#resumeRequest;
+    if (request === undefined) {
+      if (pause === undefined) return;
+      throw new SessionBusyError(
+        `Session '${sessionId}' keeps a run paused for a person's approval; a new run cannot start on it. Continue that run with agent.resume({ session, decisions }), or discard it with agent.resume({ session, discard: true }).`,
+        { sessionId, reason: 'paused', store: this.#sessionPlan?.store.name ?? 'session' },
+      );
+    }
+    if (pause === undefined) {
+      throw new RunResumeConflictError(
+        `Session '${sessionId}' keeps no paused run: another resume completed it, or no run paused in it. Nothing ran.`,
+        { sessionId },
+      );
+    }
+    if (request.discard) return;
+    const paused = decodePausedRun(pause, sessionId);
+    if (paused.agentName !== this.#entrypoint.agentName) {
+      throw new PausedRunError(
+        `The run paused in session '${sessionId}' belongs to agent '${paused.agentName}', not '${this.#entrypoint.agentName}'. Nothing ran. Resume it with agent '${paused.agentName}'.`,
+        { code: 'PAUSED_RUN_INCOMPATIBLE', sessionId, missing: [`agent '${paused.agentName}'`] },
+      );
+    }
+    const pending = new Set(paused.calls.filter((call) => call.status === 'pending').map((call) => call.approvalId));
+    const stale = [...request.decisions.keys()].filter((approvalId) => !pending.has(approvalId));
+    if (stale.length > 0) {
+      throw new RunResumeConflictError(
+        `The paused run in session '${sessionId}' has no pending approval ${stale.map((id) => `'${id}'`).join(', ')}: another resume decided it, or it was never part of this pause. Nothing ran.`,
+        { sessionId, approvalIds: stale },
+      );
+    }
+    this.#resumePlan = { paused, decisions: request.decisions };
+    this.#emit('run_resume', {
+      firstRunId: paused.firstRunId,
+      pausedRunId: paused.savedByRunId,
+      pauseId: paused.pauseId,
+      decided: Object.freeze([...request.decisions.keys()]),
+    });
+  }
+
+  /** Saves the run's pause in its session: the turn so far and the calls without a result. */
+  async #savePause(progress: PauseProgress): Promise<void> {
+    const session = this.#session;
+    if (session === undefined) {
+      throw new RunStateError('Only a run with a session can save a pause.');
+    }
+    const resumed = this.#resumePlan?.paused;
+    const paused: PausedRun = {
+      pauseId: randomUUID(),
+      firstRunId: resumed?.firstRunId ?? this.operationId,
+      savedByRunId: this.operationId,
+      agentName: this.#entrypoint.agentName,
+      savedAt: new Date().toISOString(),
+      turn: this.#transcript.slice(this.#history.length),
+      inputLength: resumed?.inputLength ?? this.#entrypoint.inputLength,
+      turns: progress.turns,
+      toolCalls: progress.toolCalls,
+      calls: progress.calls,
+    };
+    await session.write({
+      operationId: `pause:${paused.pauseId}`,
+      messages: [],
+      state: session.stateToSave(),
+      pause: encodePausedRun(paused),
+    });
+    this.#pauseId = paused.pauseId;
+  }
+
+  /** After the pause is saved: the approvals the run waits for, as events and `pendingApprovals`. */
+  #announcePause(progress: PauseProgress): void {
+    const agentName = this.#entrypoint.agentName;
+    this.#suspendedApprovals = Object.freeze(
+      progress.calls.map((call) =>
+        Object.freeze({
+          approvalId: call.approvalId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          agentName,
+        }),
+      ),
+    );
+    for (const pending of this.#suspendedApprovals) this.#emit('approval_requested', pending);
+  }
+
+  /** `agent.resume({ session, discard: true })`: removes the pause; nothing runs, nothing else is written. */
+  async #discardPause(): Promise<RunResult> {
+    const session = this.#session;
+    if (session !== undefined) {
+      await session.write({ operationId: `discard:${this.operationId}`, messages: [], pause: null });
+    }
+    return { text: '', turns: 0, toolCalls: 0, messages: [] };
   }
 
   /** Links the caller's signal and the deadline to the run's controller; returns the undo. */
@@ -722,6 +887,12 @@ export class Run<Output = unknown> {
         depthAllowance: undefined,
         parentBudget: undefined,
         telemetry: this.#telemetryPlugins,
+      },
+      approvalMode: this.#approvalMode,
+      resume: this.#resumePlan,
+      savePause: (progress) => this.#savePause(progress),
+      suspend: (progress) => {
+        this.#suspension = progress;
       },
     };
   }

@@ -32,7 +32,7 @@ export class SessionAccessError extends GhostError {
 export type SessionBusyErrorInit = GhostErrorInit<'SESSION_BUSY'> & {
   readonly store?: string;
   readonly sessionId?: string;
-  readonly reason?: 'timeout' | 'lock-lost';
+  readonly reason?: 'timeout' | 'lock-lost' | 'paused';
   readonly lockTimeoutMs?: number;
 };
 
@@ -40,6 +40,8 @@ export type SessionBusyErrorInit = GhostErrorInit<'SESSION_BUSY'> & {
  * Another run holds the session and did not release it within `lockTimeoutMs` (`reason: 'timeout'`),
  * or this run's hold on it ended before its write (`reason: 'lock-lost'`: its lease expired, or the
  * session was released or deleted). Nothing was written. Retry later, or raise `lockTimeoutMs`.
+ * With `reason: 'paused'`, the session keeps a run paused for a person's approval: a new run
+ * cannot start on it until `agent.resume()` completes or discards that run.
  */
 export class SessionBusyError extends GhostError {
   static {
@@ -51,7 +53,7 @@ export class SessionBusyError extends GhostError {
   /** The store's name. */
   readonly store: string | undefined;
   readonly sessionId: string | undefined;
-  readonly reason: 'timeout' | 'lock-lost' | undefined;
+  readonly reason: 'timeout' | 'lock-lost' | 'paused' | undefined;
   /** How long the run waited, for `reason: 'timeout'`. */
   readonly lockTimeoutMs: number | undefined;
 

@@ -48,7 +48,7 @@ export interface AgentStreamSource {
  */
 export type NestedStreamEvent = Exclude<
   StreamEvent,
-  { readonly type: 'agent_stream' | 'run_start' | TerminalStreamEventType }
+  { readonly type: 'agent_stream' | 'run_start' | 'run_resume' | TerminalStreamEventType }
 >;
 
 /** A tool call waiting for a person's decision: the `data` of `approval_requested`, and an entry of `run.pendingApprovals`. */
@@ -133,7 +133,25 @@ export interface AssemblyStepEventData {
 
 /** The `data` of each stream event type. */
 export interface StreamEventDataMap {
-  run_start: { readonly runId: string; readonly operationId: string; readonly agentName: string };
+  run_start: {
+    readonly runId: string;
+    readonly operationId: string;
+    readonly agentName: string;
+  };
+  /**
+   * A run made by `agent.resume()` opened the paused run it continues: after `run_start`, before
+   * anything runs. Traces and logs join the runs by these ids.
+   */
+  run_resume: {
+    /** The run that paused first (a run may pause and resume several times). */
+    readonly firstRunId: string;
+    /** The run that saved the pause this one continues. */
+    readonly pausedRunId: string;
+    /** The saved pause this run claimed. */
+    readonly pauseId: string;
+    /** The approval ids this resume decides. */
+    readonly decided: readonly string[];
+  };
   invocation_start: {
     readonly invocationId: string;
     readonly agentName: string;
@@ -308,13 +326,28 @@ export interface StreamEventDataMap {
     readonly usage: Usage;
   };
   run_cancel: { readonly outcome: 'cancelled'; readonly error: ErrorSummary; readonly usage: Usage };
+  /**
+   * The run paused for a person's decision (`ask(input, { session, approvals: 'suspend' })`): its
+   * state is saved in the session before this event, so any process may now continue it with
+   * `agent.resume({ session, decisions })`, answering the approval ids listed here.
+   */
+  run_suspend: {
+    readonly outcome: 'suspended';
+    readonly pendingApprovals: readonly ApprovalRequestedData[];
+    /** The saved pause the approvals belong to. */
+    readonly pauseId: string;
+    readonly usage: Usage;
+  };
 }
 
 /** The type names of stream events, as the spec names them. */
 export type StreamEventType = keyof StreamEventDataMap;
 
-/** The four events that end a run; exactly one of them is always the last event. */
-export type TerminalStreamEventType = 'run_stop' | 'run_error' | 'run_partial' | 'run_cancel';
+/**
+ * The events that end a run, one per outcome; exactly one of them is always the last event.
+ * `run_suspend` ends only runs that opted into `approvals: 'suspend'`.
+ */
+export type TerminalStreamEventType = 'run_stop' | 'run_error' | 'run_partial' | 'run_cancel' | 'run_suspend';
 
 /**
  * One thing that happened during a run, as it happened. Events are frozen: consumers cannot
@@ -347,6 +380,7 @@ export const terminalEventTypes: Readonly<Record<RunOutcome, TerminalStreamEvent
   failed: 'run_error',
   partial: 'run_partial',
   cancelled: 'run_cancel',
+  suspended: 'run_suspend',
 });
 
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { subscribeToAbort } from './call-cancellation.js';
 import { ApprovalError } from './errors.js';
+import type { PausedCall } from './paused-run.js';
 import type { RunExecution } from './run.js';
 import type { RunContext } from './run-context.js';
 import type { ApprovalDecision, ApprovalRequestedData, StreamEventDataMap } from './stream-event.js';
@@ -12,9 +13,12 @@ import type { Tool } from './tool.js';
  */
 export type PendingApproval = ApprovalRequestedData;
 
-/** How one approval ended, as the call that waited for it reads it. */
+/**
+ * How one approval ended, as the call that waited for it reads it: a decision, or `suspended` when
+ * the run saves its pause instead of waiting (the call continues in `agent.resume()`).
+ */
 export interface ApprovalAnswer {
-  readonly decision: ApprovalDecision;
+  readonly decision: ApprovalDecision | 'suspended';
   /** With `rejected`: the person's message. */
   readonly message?: string;
 }
@@ -45,9 +49,14 @@ type EmitApprovalEvent = <Type extends 'approval_requested' | 'approval_resolved
   data: StreamEventDataMap[Type],
 ) => void;
 
+/** An answer the registry gives: a person's decision, the timeout or a cancellation. */
+interface DecidedAnswer extends ApprovalAnswer {
+  readonly decision: ApprovalDecision;
+}
+
 interface PendingEntry {
   readonly pending: PendingApproval;
-  settle(answer: ApprovalAnswer): void;
+  settle(answer: DecidedAnswer): void;
 }
 
 /** What {@link ApprovalRegistry.request} needs besides the call. */
@@ -97,7 +106,7 @@ export class ApprovalRegistry {
     return new Promise<ApprovalAnswer>((resolve) => {
       const unsubscribes: (() => void)[] = [];
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (answer: ApprovalAnswer) => {
+      const settle = (answer: DecidedAnswer) => {
         if (!this.#entries.delete(approvalId)) return;
         this.#snapshot = undefined;
         clearTimeout(timer);
@@ -161,6 +170,34 @@ export function approvalGateFor(execution: RunExecution, agentName: string, time
     request: (call) =>
       host.approvals.request({ ...call, agentName, path: source?.path, timeoutMs, runSignal }),
   };
+}
+
+/**
+ * @internal The gate of a run that suspends (`approvals: 'suspend'`): it does not wait, it notes
+ * the call for the run's pause (with a new approval id) and answers `suspended`. Only the run's own
+ * agent's direct calls reach it: a program's calls and a nested agent's cannot be suspended across
+ * processes, so they wait at the run's in-process gate.
+ */
+export class SuspendingApprovalGate implements ApprovalGate {
+  readonly timeoutMs: number;
+  #calls: PausedCall[] = [];
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+  }
+
+  async request(call: ApprovalCall): Promise<ApprovalAnswer> {
+    const { toolCallId, toolName, input } = call;
+    this.#calls.push({ approvalId: randomUUID(), toolCallId, toolName, input, status: 'pending' });
+    return { decision: 'suspended' };
+  }
+
+  /** The calls suspended since the last take, in the order they asked. */
+  take(): readonly PausedCall[] {
+    const taken = this.#calls;
+    this.#calls = [];
+    return taken;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import { CallCancellation } from './call-cancellation.js';
 import { ApprovalError, GhostError, ToolError, ToolResultInvalidError, ToolTimeoutError } from './errors.js';
 import { loadSchemaCompiler } from './json-schema-validator.js';
 import { toJsonValue } from './json-value.js';
-import type { Artifact } from './model.js';
+import type { Artifact, ModelMessage } from './model.js';
 import { type RunContext, stopReason } from './run-context.js';
 import type { ErrorSummary, StreamEventDataMap, StreamEventType } from './stream-event.js';
 import type { TelemetryEventDetail, TelemetryScope } from './telemetry.js';
@@ -32,6 +32,8 @@ export interface ToolCallBudgetOptions {
   readonly parent?: ToolCallBudget | undefined;
   /** The agent whose limit this is, for the message a refused call gets. */
   readonly agentName?: string;
+  /** Calls already taken (a resumed run's, before it paused). Default 0. */
+  readonly used?: number;
 }
 
 /**
@@ -51,6 +53,7 @@ export class ToolCallBudget {
     this.limit = limit;
     this.parent = options.parent;
     this.agentName = options.agentName;
+    this.#used = options.used ?? 0;
   }
 
   /** The calls taken from this budget: its own invocation's, and those of the invocations nested in it. */
@@ -196,7 +199,10 @@ export async function runToolCall(
   emit('tool_start', { toolCallId, toolName, ...parent, input: request.input });
   const startedAt = performance.now();
 
-  const finish = (outcome: Omit<ToolCallOutcome, 'toolCallId' | 'toolName'>): ToolCallOutcome => {
+  const finish = (
+    outcome: Omit<ToolCallOutcome, 'toolCallId' | 'toolName'>,
+    detail?: TelemetryEventDetail,
+  ): ToolCallOutcome => {
     const result: ToolCallOutcome = { toolCallId, toolName, ...outcome };
     emit('tool_stop', {
       toolCallId,
@@ -208,7 +214,7 @@ export async function runToolCall(
       ...(result.error ? { error: result.error } : {}),
       ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
       durationMs: performance.now() - startedAt,
-    });
+    }, detail);
     return result;
   };
   const fail = (content: string, error: unknown) =>
@@ -243,6 +249,15 @@ export async function runToolCall(
         input: request.input,
         signal: request.signal,
       });
+      if (answer.decision === 'suspended') {
+        // The run saves its pause before anything announces it: only telemetry sees this stop.
+        const error = new ApprovalError(
+          `The call to ${toolName} waits for a person's approval; the run suspended, and agent.resume() continues it.`,
+          { code: 'APPROVAL_SUSPENDED' },
+        );
+        const summary = summarizeError(error);
+        return finish({ status: 'error', content: error.message, error: summary, artifacts: [] }, { hidden: true });
+      }
       if (answer.decision === 'cancelled') {
         throw new ToolCallRejection(
           `The call to ${toolName} was cancelled while it waited for approval; it did not run.`,
@@ -336,4 +351,16 @@ async function executeUnderLimits(
     cancellation.dispose();
     release();
   }
+}
+
+/** A call's outcome as the tool message the model reads. */
+export function toolResultMessage(outcome: ToolCallOutcome): ModelMessage {
+  return {
+    role: 'tool',
+    toolCallId: outcome.toolCallId,
+    toolName: outcome.toolName,
+    content: outcome.content,
+    ...(outcome.status === 'error' ? { isError: true } : {}),
+    ...(outcome.artifacts.length > 0 ? { artifacts: outcome.artifacts } : {}),
+  };
 }
