@@ -86,6 +86,7 @@ export function directorySessionStore(options: {
     });
     const stored = await load(file(id, '.json'));
     let totals = { messageCount: stored?.records.length ?? 0, byteCount: stored?.byteCount ?? 0 };
+    let pause = stored?.pause; // the paused run: the document keeps it, applySessionWrite changes it
     return {
       ...{ id, actor, isNew: stored === undefined, state: stored?.state ?? {}, release },
       get messageCount() {
@@ -93,6 +94,9 @@ export function directorySessionStore(options: {
       },
       get byteCount() {
         return totals.byteCount;
+      },
+      get pause() {
+        return pause;
       },
       history: async (window) => kit.sessionDocumentHistory(await load(file(id, '.json')), window),
       write: async (write) => {
@@ -109,6 +113,7 @@ export function directorySessionStore(options: {
           const temporary = file(id, `.${randomUUID()}.tmp`);
           await writeFile(temporary, JSON.stringify(change.document));
           await rename(temporary, file(id, '.json'));
+          pause = change.document.pause;
         }
         totals = change.result;
         return change.result;

@@ -147,6 +147,7 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
   const openedSession = (id: string, actor: string, holder: symbol): OpenedSessionV1 => {
     const stored = sessions.get(id);
     let totals = { messageCount: stored?.records.length ?? 0, byteCount: stored?.byteCount ?? 0 };
+    let pause = stored?.pause;
     const requireLock = () => {
       throwIfClosed();
       if (!isHeldBy(id, holder)) {
@@ -167,6 +168,9 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
       get byteCount() {
         return totals.byteCount;
       },
+      get pause() {
+        return pause;
+      },
       history: async (request: { readonly limit: number; readonly before?: number }) => {
         requireLock();
         return sessionDocumentHistory(sessions.get(id), request);
@@ -182,6 +186,7 @@ export function memorySessionStore(options: MemorySessionStoreOptions = {}): Ses
         if (change.status === 'applied') {
           if (!sessions.has(id)) nextSequence += 1;
           sessions.set(id, change.document);
+          pause = change.document.pause;
         }
         totals = { messageCount: change.result.messageCount, byteCount: change.result.byteCount };
         return change.result;

@@ -67,7 +67,12 @@ export class SessionBusyError extends GhostError {
 }
 
 /** Which limit of `SessionLimits` a write would pass. */
-export type SessionLimitName = 'maxMessages' | 'maxMessageBytes' | 'maxSessionBytes' | 'maxStateBytes';
+export type SessionLimitName =
+  | 'maxMessages'
+  | 'maxMessageBytes'
+  | 'maxSessionBytes'
+  | 'maxStateBytes'
+  | 'maxPauseBytes';
 
 /** What {@link SessionLimitError}'s constructor takes besides the message. */
 export type SessionLimitErrorInit = GhostErrorInit<'SESSION_LIMIT_EXCEEDED'> & {
@@ -79,8 +84,9 @@ export type SessionLimitErrorInit = GhostErrorInit<'SESSION_LIMIT_EXCEEDED'> & {
 
 /**
  * A write would pass one of the session's limits; nothing was written. `limit` names it, `size` is
- * what the session (or the message, or the state) would have become and `max` the limit. Start a new
- * session, trim the history with `run.session.replace`, or give the store higher limits.
+ * what the session (or the message, the state, or the paused run) would have become and `max` the
+ * limit. Start a new session, trim the history with `run.session.replace`, or give the store higher
+ * limits.
  */
 export class SessionLimitError extends GhostError {
   static {

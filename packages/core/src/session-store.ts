@@ -13,6 +13,8 @@ export interface SessionLimits {
   readonly maxSessionBytes: number;
   /** UTF-8 bytes of a session's state (its JSON text). Default 1 MiB. */
   readonly maxStateBytes: number;
+  /** UTF-8 bytes of a paused run's text (`SessionWrite.pause`). Default 16 MiB. */
+  readonly maxPauseBytes: number;
 }
 
 /** The limits every store has unless it is given others. */
@@ -21,6 +23,7 @@ export const defaultSessionLimits: SessionLimits = Object.freeze({
   maxMessageBytes: 16 * 1024 * 1024,
   maxSessionBytes: 128 * 1024 * 1024,
   maxStateBytes: 1024 * 1024,
+  maxPauseBytes: 16 * 1024 * 1024,
 });
 
 /** How a run that wrote a turn ended: every run writes `completed` turns; see `docs/guides/sessions.md`. */
@@ -76,6 +79,14 @@ export interface SessionWrite {
   readonly state?: JsonObject;
   /** Recorded on each message of a run's turn: how the run ended. */
   readonly outcome?: SessionTurnOutcome;
+  /**
+   * The paused run kept with the session (a run waiting for a person, which any process may resume
+   * later): JSON text Ghost writes and reads, which a store keeps verbatim and never interprets.
+   * `null` removes it; absent leaves it as it is. Applied atomically with the write's messages and
+   * state (all or nothing), and part of what `digest` covers (Ghost computes the digest; a store
+   * only compares it). Refused over `maxPauseBytes` like the other limits.
+   */
+  readonly pause?: string | null;
 }
 
 /** What a write did, and the session's size after it. */
@@ -104,6 +115,11 @@ export interface OpenedSessionV1 {
   /** UTF-8 bytes of those messages. */
   readonly byteCount: number;
   /**
+   * The paused run stored when the session was opened (see {@link SessionWrite.pause}), and after
+   * this handle's own writes, what they left; `undefined` when there is none.
+   */
+  readonly pause: string | undefined;
+  /**
    * The newest `limit` records before position `before` (default: the end), oldest first. A store
    * reads only those records, so the cost does not grow with the history.
    */
@@ -124,6 +140,8 @@ export interface SessionSummary {
   readonly actor: string;
   readonly messageCount: number;
   readonly byteCount: number;
+  /** Whether the session keeps a paused run: lists the sessions waiting for a person. */
+  readonly hasPausedRun: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }

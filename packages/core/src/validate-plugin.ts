@@ -93,7 +93,7 @@ export function validatePlugin(value: unknown, origin: PluginOrigin = {}): asser
 
 function checkSessionLimits(limits: unknown, name: string, from: string): void {
   const candidate = (typeof limits === 'object' && limits !== null ? limits : {}) as Record<string, unknown>;
-  for (const key of ['maxMessages', 'maxMessageBytes', 'maxSessionBytes', 'maxStateBytes']) {
+  for (const key of ['maxMessages', 'maxMessageBytes', 'maxSessionBytes', 'maxStateBytes', 'maxPauseBytes']) {
     const value = candidate[key];
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new PluginInvalidError(

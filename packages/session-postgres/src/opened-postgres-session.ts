@@ -25,6 +25,8 @@ export interface OpenedSessionRow {
   readonly state: JsonObject;
   readonly messageCount: number;
   readonly byteCount: number;
+  /** The paused run the row keeps, if any. */
+  readonly pause: string | undefined;
 }
 
 /** What an opened session needs from its store. */
@@ -69,6 +71,7 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
   #sequence: string | undefined;
   #messageCount: number;
   #byteCount: number;
+  #pause: string | undefined;
   #isReleased = false;
   #releasing: Promise<void> | undefined;
   readonly #context: OpenedSessionContext;
@@ -88,6 +91,7 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
     this.#sequence = row.sequence;
     this.#messageCount = row.messageCount;
     this.#byteCount = row.byteCount;
+    this.#pause = row.pause;
     const { leases } = context;
     this.#renewal = renewSessionLease({
       renew: () => leases.renew(this.id, this.holder),
@@ -101,6 +105,10 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
 
   get byteCount(): number {
     return this.#byteCount;
+  }
+
+  get pause(): string | undefined {
+    return this.#pause;
   }
 
   #requireHeld(): void {
@@ -164,11 +172,15 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
     for (const [index, message] of (write.replaceFrom?.expected ?? []).entries()) {
       refuseUnstorable(message, `Expected message ${index + 1}`, 'SESSION_MESSAGE_INVALID');
     }
+    if (typeof write.pause === 'string')
+      refuseUnstorable(write.pause, 'The paused run', 'SESSION_MESSAGE_INVALID');
     const result = await this.#context.database.transaction('writing to the session', this.id, (statements) =>
       this.#apply(statements, write),
     );
     this.#messageCount = result.messageCount;
     this.#byteCount = result.byteCount;
+    // Under the lease no one else writes, so what this write left is what this handle knew, changed by it.
+    if (result.status === 'applied' && write.pause !== undefined) this.#pause = write.pause ?? undefined;
     return result;
   }
 
@@ -223,24 +235,34 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
         removedBytes: removed,
         messages: write.messages,
         state: write.state,
+        pause: write.pause,
       },
       this.id,
     );
     let key = sequence;
     if (key === undefined) {
       const created = await statements.run(
-        `INSERT INTO ${tables.sessions} (id, actor, state, message_count, byte_count)
-         VALUES ($1, $2, $3, $4, $5) RETURNING sequence`,
-        [this.id, this.actor, plan.stateText ?? '{}', plan.messageCount, plan.byteCount],
+        `INSERT INTO ${tables.sessions} (id, actor, state, message_count, byte_count, pause)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING sequence`,
+        [this.id, this.actor, plan.stateText ?? '{}', plan.messageCount, plan.byteCount, write.pause ?? null],
       );
       key = created.rows[0]?.sequence ?? undefined;
       if (key === undefined) throw corruptSession(this.id, 'its new row has no number');
     } else {
       await statements.run(
         `UPDATE ${tables.sessions}
-         SET message_count = $2, byte_count = $3, state = coalesce($4, state), updated_at = now()
+         SET message_count = $2, byte_count = $3, state = coalesce($4, state),
+             pause = CASE WHEN $5::boolean THEN $6::text ELSE pause END, updated_at = now()
          WHERE sequence = $1`,
-        [key, plan.messageCount, plan.byteCount, plan.stateText ?? null],
+        // $5: whether the write changes the paused run (absent leaves it; null removes it).
+        [
+          key,
+          plan.messageCount,
+          plan.byteCount,
+          plan.stateText ?? null,
+          write.pause !== undefined,
+          write.pause ?? null,
+        ],
       );
       if (from < current.messageCount) {
         await statements.run(

@@ -87,6 +87,12 @@ const migrations: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'paused runs',
+    // The paused run kept with a session (SessionWrite.pause): JSON text, NULL when there is none.
+    statements: (tables) => [`ALTER TABLE ${tables.sessions} ADD COLUMN pause text`],
+  },
 ];
 
 /** The schema version this release writes. */

@@ -202,7 +202,7 @@ describeWithPostgres('postgres sessions across processes', ({ cluster }) => {
     expect(corrupt.outcome).toBe('failed');
     expect(corrupt.error).toMatchObject({ name: 'SessionStoreError', reason: 'corrupt', store: 'postgres' });
 
-    await sql(`INSERT INTO ${schema}.ghost_migrations (version, name) VALUES (2, 'from a later release')`);
+    await sql(`INSERT INTO ${schema}.ghost_migrations (version, name) VALUES (99, 'from a later release')`);
     const [later] = await startServers(1, schema);
     const newer = await later!.ask('hello', { id: 'other', actor: 'user-4' }, answer('never'));
     expect(newer.outcome).toBe('failed');

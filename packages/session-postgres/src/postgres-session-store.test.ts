@@ -102,7 +102,38 @@ describeWithPostgres('postgresSessionStore', ({ cluster }) => {
       const stores = Array.from({ length: 6 }, () => makeStore({ schema: 'crowded_start' }));
       await Promise.all(stores.map((store) => store.list({ actor })));
       const { rows } = await sql('SELECT version FROM crowded_start.ghost_migrations ORDER BY version');
-      expect(rows).toEqual([{ version: 1 }]);
+      expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    });
+
+    it('upgrades a schema of release 1 (no paused runs) in place, keeping its sessions', async () => {
+      const first = makeStore({ schema: 'release_1' });
+      const session = await first.open({ id: 'chat', actor, lockTimeoutMs: 1_000 });
+      await session.write(write('w1', [userMessage('kept')], { topic: 'refunds' }));
+      await session.release();
+      await first.close();
+      // What release 1 left: no pause column, migrations up to version 1.
+      await sql('ALTER TABLE release_1.ghost_sessions DROP COLUMN pause');
+      await sql('DELETE FROM release_1.ghost_migrations WHERE version > 1');
+      const store = makeStore({ schema: 'release_1' });
+      expect((await store.list({ actor })).sessions.map((summary) => summary.hasPausedRun)).toEqual([false]);
+      const { rows } = await sql('SELECT version FROM release_1.ghost_migrations ORDER BY version');
+      expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+      const again = await store.open({ id: 'chat', actor, lockTimeoutMs: 1_000 });
+      expect(again.state).toEqual({ topic: 'refunds' });
+      expect(again.pause).toBeUndefined();
+      expect((await again.history({ limit: 10 })).map((record) => record.message)).toEqual([
+        userMessage('kept'),
+      ]);
+      await again.write({
+        operationId: 'pause',
+        digest: 'pause-digest',
+        messages: [],
+        pause: '{"runId":"run-1"}',
+      });
+      await again.release();
+      const third = await store.open({ id: 'chat', actor, lockTimeoutMs: 1_000 });
+      expect(third.pause).toBe('{"runId":"run-1"}');
+      await third.release();
     });
 
     it('refuses a schema written by a newer release, saying to upgrade, and changes nothing', async () => {

@@ -125,7 +125,7 @@ export function postgresSessionStore(
 
   const readSessionRow = async (id: string, actor: string): Promise<OpenedSessionRow> => {
     const { rows } = await database.run(
-      `SELECT s.sequence, s.actor, s.state, s.message_count, s.byte_count,
+      `SELECT s.sequence, s.actor, s.state, s.message_count, s.byte_count, s.pause,
               (SELECT m.position FROM ${tables.messages} m
                WHERE m.session_sequence = s.sequence ORDER BY m.position DESC LIMIT 1) AS last_position
        FROM ${tables.sessions} s WHERE s.id = $1`,
@@ -134,7 +134,9 @@ export function postgresSessionStore(
       id,
     );
     const row = rows[0];
-    if (row === undefined) return { sequence: undefined, state: {}, messageCount: 0, byteCount: 0 };
+    if (row === undefined) {
+      return { sequence: undefined, state: {}, messageCount: 0, byteCount: 0, pause: undefined };
+    }
     if (row.actor !== actor) throw new SessionAccessError();
     const messageCount = readCount(row.message_count, 'message count', id);
     const lastPosition = row.last_position === null ? -1 : readCount(row.last_position, 'last position', id);
@@ -149,6 +151,7 @@ export function postgresSessionStore(
       state: readState(row.state, id),
       messageCount,
       byteCount: readCount(row.byte_count, 'byte count', id),
+      pause: row.pause ?? undefined,
     };
   };
 
@@ -190,7 +193,7 @@ export function postgresSessionStore(
     const { actor, limit, after } = checkSessionListRequest(request);
     await prepare();
     const { rows } = await database.run(
-      `SELECT sequence, id, message_count, byte_count,
+      `SELECT sequence, id, message_count, byte_count, pause IS NOT NULL AS has_paused_run,
               (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
               (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
        FROM ${tables.sessions}
@@ -209,6 +212,7 @@ export function postgresSessionStore(
           actor,
           messageCount: readCount(row.message_count, 'message count', id),
           byteCount: readCount(row.byte_count, 'byte count', id),
+          hasPausedRun: row.has_paused_run === 't',
           createdAt: readTime(row.created_ms, 'creation time', id),
           updatedAt: readTime(row.updated_ms, 'update time', id),
         },

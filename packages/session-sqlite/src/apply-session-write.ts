@@ -125,7 +125,7 @@ export async function applySessionWrite(
   const plan = planSessionWrite(
     writer.limits,
     current,
-    { removedCount, removedBytes, messages: write.messages, state: write.state },
+    { removedCount, removedBytes, messages: write.messages, state: write.state, pause: write.pause },
     sessionId,
   );
   let sequence = session?.sequence;
@@ -163,9 +163,18 @@ export async function applySessionWrite(
     args: [sequence, write.operationId, write.digest],
   });
   await transaction.execute({
-    sql: `UPDATE ghost_sessions SET message_count = ?, byte_count = ?, state = coalesce(?, state), updated_at = ?
+    sql: `UPDATE ghost_sessions SET message_count = ?, byte_count = ?, state = coalesce(?, state),
+      pause = CASE WHEN ? THEN ? ELSE pause END, updated_at = ?
       WHERE sequence = ?`,
-    args: [plan.messageCount, plan.byteCount, plan.stateText ?? null, now, sequence],
+    args: [
+      plan.messageCount,
+      plan.byteCount,
+      plan.stateText ?? null,
+      write.pause === undefined ? 0 : 1, // absent leaves the paused run; null removes it
+      write.pause ?? null,
+      now,
+      sequence,
+    ],
   });
   await renewLease(transaction, sessionId, owner, now + writer.leaseMs);
   return { status: 'applied', messageCount: plan.messageCount, byteCount: plan.byteCount, sequence };

@@ -1,6 +1,6 @@
 import type { JsonObject } from '@ghost/core';
 import { type SessionRecord, SessionStoreError, type SessionTurnOutcome } from '@ghost/core/session-store';
-import type { Row } from '@libsql/client';
+import type { Row, Transaction } from '@libsql/client';
 
 /** A `ghost_sessions` row, checked. */
 export interface SessionRow {
@@ -10,12 +10,15 @@ export interface SessionRow {
   readonly stateText: string;
   readonly messageCount: number;
   readonly byteCount: number;
+  /** Whether the row keeps a paused run (its text is read only when a session is opened). */
+  readonly hasPausedRun: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
 
 /** The columns {@link readSessionRow} reads, in a `SELECT` of `ghost_sessions`. */
-export const sessionColumns = 'sequence, id, actor, state, message_count, byte_count, created_at, updated_at';
+export const sessionColumns =
+  'sequence, id, actor, state, message_count, byte_count, pause IS NOT NULL AS has_paused_run, created_at, updated_at';
 
 /** The columns {@link readMessageRow} reads, in a `SELECT` of `ghost_session_messages`. */
 export const messageColumns = 'position, message, operation_id, outcome, created_at';
@@ -64,6 +67,7 @@ export function readSessionRow(row: Row, sessionId: string): SessionRow {
     stateText: text(row, 'state', sessionId),
     messageCount: count(row, 'message_count', sessionId),
     byteCount: count(row, 'byte_count', sessionId),
+    hasPausedRun: count(row, 'has_paused_run', sessionId) === 1,
     createdAt: count(row, 'created_at', sessionId),
     updatedAt: count(row, 'updated_at', sessionId),
   };
@@ -81,6 +85,21 @@ export function readSessionState(session: SessionRow): JsonObject {
     throw corruptRow(session.id, 'its state is not a JSON object');
   }
   return state as JsonObject;
+}
+
+/** The paused run a session row keeps (`SessionWrite.pause`), or `undefined`; else `corrupt`. */
+export async function readSessionPause(
+  client: Pick<Transaction, 'execute'>,
+  session: SessionRow,
+): Promise<string | undefined> {
+  if (!session.hasPausedRun) return undefined;
+  const { rows } = await client.execute({
+    sql: 'SELECT pause FROM ghost_sessions WHERE sequence = ?',
+    args: [session.sequence],
+  });
+  const row = rows[0];
+  if (row === undefined) throw corruptRow(session.id, 'its row went missing while it was read');
+  return text(row, 'pause', session.id);
 }
 
 /** A message row as a `SessionRecord`, or a `SessionStoreError` (`corrupt`). */

@@ -21,6 +21,8 @@ export interface SqliteOpenedSessionInit {
   /** The session's row when opened; `undefined` for a session not written yet. */
   readonly row: SessionRow | undefined;
   readonly state: JsonObject;
+  /** The paused run the row kept when opened. */
+  readonly pause: string | undefined;
   /** Throws when the store is closed. */
   readonly throwIfStoreClosed: () => void;
   /** Called once, when the session is released. */
@@ -38,6 +40,7 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
   #sequence: number | undefined;
   #messageCount: number;
   #byteCount: number;
+  #pause: string | undefined;
   #isReleased = false;
 
   constructor(init: SqliteOpenedSessionInit) {
@@ -50,6 +53,7 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
     this.#sequence = row?.sequence;
     this.#messageCount = row?.messageCount ?? 0;
     this.#byteCount = row?.byteCount ?? 0;
+    this.#pause = init.pause;
     this.#lease = renewSessionLease({
       renew: () =>
         connection.write((transaction) =>
@@ -65,6 +69,10 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
 
   get byteCount(): number {
     return this.#byteCount;
+  }
+
+  get pause(): string | undefined {
+    return this.#pause;
   }
 
   async history(request: {
@@ -115,6 +123,8 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
     this.#sequence = applied.sequence;
     this.#messageCount = applied.messageCount;
     this.#byteCount = applied.byteCount;
+    // Under the lease no one else writes, so what this write left is what this handle knew, changed by it.
+    if (applied.status === 'applied' && write.pause !== undefined) this.#pause = write.pause ?? undefined;
     return { status: applied.status, messageCount: applied.messageCount, byteCount: applied.byteCount };
   }
 

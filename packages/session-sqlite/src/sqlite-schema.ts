@@ -58,6 +58,11 @@ const migrations: readonly { readonly version: number; readonly statements: read
       'CREATE INDEX ghost_session_leases_by_expiry ON ghost_session_leases (expires_at)',
     ],
   },
+  {
+    version: 2,
+    // The paused run kept with a session (SessionWrite.pause): JSON text, NULL when there is none.
+    statements: ['ALTER TABLE ghost_sessions ADD COLUMN pause TEXT'],
+  },
 ];
 
 /** The schema version this release writes, and the newest it reads. */

@@ -136,6 +136,42 @@ describe('the database file', () => {
   });
 });
 
+describe('a file of an older release', () => {
+  it('upgrades a version 1 file (no paused runs) in place, keeping its sessions', async () => {
+    const path = join(directory, 'version-1.db');
+    const first = storeAt(path);
+    await seed(first, 'chat', [message('kept')], { topic: 'refunds' });
+    await first.close();
+    const raw = rawDatabase(path);
+    try {
+      // What release 1 left: no pause column, schema version 1.
+      await raw.execute('ALTER TABLE ghost_sessions DROP COLUMN pause');
+      await raw.execute('UPDATE ghost_schema SET version = 1');
+      const store = storeAt(path);
+      expect((await store.list({ actor: 'ada' })).sessions.map((summary) => summary.hasPausedRun)).toEqual([
+        false,
+      ]);
+      expect((await raw.execute('SELECT version FROM ghost_schema')).rows[0]?.version).toBe(
+        sqliteSchemaVersion,
+      );
+      const session = await store.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 1_000 });
+      expect(session.state).toEqual({ topic: 'refunds' });
+      expect(session.pause).toBeUndefined();
+      expect((await session.history({ limit: 10 })).map((record) => record.message)).toEqual([
+        message('kept'),
+      ]);
+      const paused = { messages: [], pause: '{"runId":"run-1"}' };
+      await session.write({ operationId: 'pause', digest: 'pause-digest', ...paused });
+      await session.release();
+      const again = await store.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 1_000 });
+      expect(again.pause).toBe('{"runId":"run-1"}');
+      await again.release();
+    } finally {
+      raw.close();
+    }
+  });
+});
+
 describe('schemas it cannot use', () => {
   async function refusal(path: string): Promise<SessionStoreError> {
     const store = storeAt(path);

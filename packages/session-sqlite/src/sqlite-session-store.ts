@@ -18,7 +18,7 @@ import type { Row } from '@libsql/client';
 import { readCheckedSession, type SessionWriter } from './apply-session-write.js';
 import { dropLease, isLeaseLive, readLease, takeLease } from './session-lease.js';
 import { listQuery } from './session-queries.js';
-import { readSessionRow, readSessionState, type SessionRow } from './session-rows.js';
+import { readSessionPause, readSessionRow, readSessionState, type SessionRow } from './session-rows.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteOpenedSession } from './sqlite-opened-session.js';
 import {
@@ -30,7 +30,7 @@ import {
 const pruneBatch = 100;
 
 type LeaseAttempt =
-  | { readonly status: 'taken'; readonly row: SessionRow | undefined }
+  | { readonly status: 'taken'; readonly row: SessionRow | undefined; readonly pause: string | undefined }
   | { readonly status: 'held' }
   /** Another actor owns the id (`open` refuses it; `delete` finds nothing of its actor's). */
   | { readonly status: 'refused' }
@@ -102,8 +102,9 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
       const lease = await readLease(transaction, sessionId);
       if (lease !== undefined && isLeaseLive(lease, now)) return { status: 'held' };
       if (purpose === 'open' && row !== undefined) readSessionState(row); // refuse a damaged state before holding it
+      const pause = row === undefined ? undefined : await readSessionPause(transaction, row);
       await takeLease(transaction, sessionId, owner, now + leaseMs);
-      return { status: 'taken', row };
+      return { status: 'taken', row, pause };
     });
   };
 
@@ -113,12 +114,14 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
     signal?.throwIfAborted();
     const owner = randomUUID();
     let row: SessionRow | undefined;
+    let pause: string | undefined;
     await waitForSessionLock({
       tryAcquire: async () => {
         const attempt = await tryTakeLease(id, actor, owner, 'open');
         if (attempt.status === 'refused') throw new SessionAccessError();
         if (attempt.status !== 'taken') return false;
         row = attempt.row;
+        pause = attempt.pause;
         return true;
       },
       lockTimeoutMs,
@@ -137,6 +140,7 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
       writer,
       row,
       state: row === undefined ? {} : readSessionState(row),
+      pause,
       throwIfStoreClosed: throwIfClosed,
       onRelease: (released) => openSessions.delete(released),
     });
@@ -161,6 +165,7 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SessionS
         actor: session.actor,
         messageCount: session.messageCount,
         byteCount: session.byteCount,
+        hasPausedRun: session.hasPausedRun,
         createdAt: new Date(session.createdAt),
         updatedAt: new Date(session.updatedAt),
       })),

@@ -38,6 +38,8 @@ export interface SessionDocument {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly state: JsonObject;
+  /** The paused run kept with the session (`SessionWrite.pause`), verbatim; absent when there is none. */
+  readonly pause?: string;
   readonly records: readonly SessionDocumentRecord[];
   readonly byteCount: number;
   /** Each applied operation id, with the digest of what it wrote. */
@@ -53,7 +55,7 @@ export type SessionDocumentChange =
  * Applies a write to a session document, as the contract says, without changing `document`: an
  * operation id applied before with the same digest is `already-applied`, with another digest a
  * `SessionConflictError`; a `replaceFrom` whose tail moved is a `SessionConflictError`; limits are
- * checked with `planSessionWrite`. `create` describes the session when this write is its first.
+ * checked with `planSessionWrite`; `pause` is kept, removed (`null`) or left as it is (absent). `create` describes the session when this write is its first.
  * Call it under the session's lock, then store `document` atomically.
  */
 export function applySessionWrite(
@@ -99,6 +101,7 @@ export function applySessionWrite(
       removedBytes: removed.reduce((sum, record) => sum + record.bytes, 0),
       messages: write.messages,
       state: write.state,
+      pause: write.pause,
     },
     id,
   );
@@ -112,6 +115,7 @@ export function applySessionWrite(
       bytes: plan.messageBytes[index] ?? 0,
     }),
   );
+  const pause = write.pause === undefined ? document?.pause : (write.pause ?? undefined);
   const next: SessionDocument = {
     id,
     actor: document?.actor ?? create.actor,
@@ -120,6 +124,7 @@ export function applySessionWrite(
     updatedAt: now,
     state:
       plan.stateText === undefined ? (document?.state ?? {}) : (JSON.parse(plan.stateText) as JsonObject),
+    ...(pause === undefined ? {} : { pause }),
     records: [...records.slice(0, from), ...added],
     byteCount: plan.byteCount,
     operations: { ...document?.operations, [write.operationId]: write.digest },
@@ -154,6 +159,7 @@ function sessionDocumentSummary(document: SessionDocument): SessionSummary {
     actor: document.actor,
     messageCount: document.records.length,
     byteCount: document.byteCount,
+    hasPausedRun: document.pause !== undefined,
     createdAt: new Date(document.createdAt),
     updatedAt: new Date(document.updatedAt),
   };

@@ -16,6 +16,8 @@ export interface SessionWriteChange {
   readonly removedBytes: number;
   readonly messages: readonly string[];
   readonly state?: JsonObject | undefined;
+  /** The write's paused run (`SessionWrite.pause`): text to keep, `null` to remove, absent to leave. */
+  readonly pause?: string | null | undefined;
 }
 
 /** A write's sizes, checked against the limits. */
@@ -33,7 +35,7 @@ export interface SessionWritePlan extends SessionTotals {
  *
  * @example
  * ```ts
- * const plan = planSessionWrite(store.limits, current, { removedCount, removedBytes, messages, state }, id);
+ * const plan = planSessionWrite(store.limits, current, { removedCount, removedBytes, messages, state, pause }, id);
  * // insert messages with plan.messageBytes, then store plan.messageCount and plan.byteCount
  * ```
  */
@@ -75,6 +77,15 @@ export function planSessionWrite(
       throw new SessionLimitError(
         `The session's state would be ${stateBytes} bytes as JSON, over its limit maxStateBytes (${limits.maxStateBytes}). Nothing was written; keep large data out of run.session.state, or raise the store's limit.`,
         { limit: 'maxStateBytes', size: stateBytes, max: limits.maxStateBytes, ...idFacts },
+      );
+    }
+  }
+  if (typeof change.pause === 'string') {
+    const pauseBytes = Buffer.byteLength(change.pause, 'utf8');
+    if (pauseBytes > limits.maxPauseBytes) {
+      throw new SessionLimitError(
+        `The paused run would be ${pauseBytes} bytes as JSON, over the session limit maxPauseBytes (${limits.maxPauseBytes}). Nothing was written; keep large data out of what the waiting run holds (its tool calls and results), or raise the store's limit.`,
+        { limit: 'maxPauseBytes', size: pauseBytes, max: limits.maxPauseBytes, ...idFacts },
       );
     }
   }
