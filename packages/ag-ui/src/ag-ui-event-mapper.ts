@@ -8,6 +8,7 @@ import {
   type StreamEventOf,
   type TerminalStreamEventType,
 } from '@ghost/core';
+import { approvalInterrupt } from './approval-interrupt.js';
 import { type AssemblyRoutingEventType, AssemblyStepMapper } from './assembly-step-mapper.js';
 import { toolContentToAgUi } from './content-parts.js';
 import {
@@ -234,6 +235,7 @@ export class AgUiEventMapper {
       case 'run_error':
       case 'run_partial':
       case 'run_cancel':
+      case 'run_suspend':
         this.#closeTurnOutput(out, timestamp);
         this.#closeStep(out, timestamp);
         this.#subagents.finish(out, timestamp);
@@ -319,6 +321,15 @@ export class AgUiEventMapper {
           threadId,
           runId,
           outcome: { type: 'cancelled' },
+          ...withUsage,
+        };
+      case 'run_suspend':
+        return {
+          type: EventType.RUN_FINISHED,
+          timestamp,
+          threadId,
+          runId,
+          outcome: { type: 'interrupt', interrupts: terminal.data.pendingApprovals.map(approvalInterrupt) },
           ...withUsage,
         };
       case 'run_partial':

@@ -16,12 +16,12 @@ import type {
 import { modelStreamLimitError } from './model-error-mapping.js';
 import { ModelContentFilterError, ModelResponseError, OutputValidationError } from './model-errors.js';
 import { modelStreamIdleError } from './model-retry.js';
+import type { PausedCall } from './paused-run.js';
+import { continuePausedCalls, type ResumePlan } from './resume-paused-calls.js';
 import type { PendingInterjection, RunExecution, RunResult } from './run.js';
 import { stopReason } from './run-context.js';
 import { repairRequest, type StructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
-import type { PausedCall } from './paused-run.js';
-import { continuePausedCalls, type ResumePlan } from './resume-paused-calls.js';
 import type { ApprovalGate, SuspendingApprovalGate } from './tool-approval.js';
 import {
   type EmitEvent,

@@ -30,16 +30,21 @@ export interface ResumeOptions {
 const resumeOnlyKeys = new Set(['decisions', 'discard']);
 
 /** Checks what `resume` alone takes; throws `ConfigurationError` (`RESUME_OPTION_INVALID`). */
-export function checkResumeDecisions(
-  options: ResumeOptions,
-): { readonly decisions: ReadonlyMap<string, ResumeDecision>; readonly discard: boolean } {
+export function checkResumeDecisions(options: ResumeOptions): {
+  readonly decisions: ReadonlyMap<string, ResumeDecision>;
+  readonly discard: boolean;
+} {
   const invalid = (message: string, option: string) =>
     new ConfigurationError(message, { code: 'RESUME_OPTION_INVALID', option });
   if (options.session === undefined) {
-    throw invalid('resume() takes the session the run paused in: { session: { id, actor }, decisions }.', 'session');
+    throw invalid(
+      'resume() takes the session the run paused in: { session: { id, actor }, decisions }.',
+      'session',
+    );
   }
   const { decisions = {}, discard = false } = options;
-  if (typeof discard !== 'boolean') throw invalid('resume() option discard must be true or false.', 'discard');
+  if (typeof discard !== 'boolean')
+    throw invalid('resume() option discard must be true or false.', 'discard');
   if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) {
     throw invalid(
       "resume() takes decisions as { [approvalId]: 'approve' | { reject: message } }.",
@@ -70,19 +75,23 @@ export function checkResumeDecisions(
 export function askOptionsOfResume<Options extends ResumeOptions>(
   options: Options,
 ): Omit<Options, 'decisions' | 'discard'> {
-  return Object.fromEntries(
-    Object.entries(options).filter(([key]) => !resumeOnlyKeys.has(key)),
-  ) as Omit<Options, 'decisions' | 'discard'>;
+  return Object.fromEntries(Object.entries(options).filter(([key]) => !resumeOnlyKeys.has(key))) as Omit<
+    Options,
+    'decisions' | 'discard'
+  >;
 }
 
 /** Checks `ask`'s `approvals` against its session: suspending keeps the pause in the session. */
 export function checkApprovalMode(approvals: unknown, hasSession: boolean): ApprovalMode {
   if (approvals === undefined || approvals === 'wait') return 'wait';
   if (approvals !== 'suspend') {
-    throw new ConfigurationError(`ask() option approvals is 'wait' or 'suspend'; got ${JSON.stringify(approvals)}.`, {
-      code: 'AGENT_OPTION_INVALID',
-      option: 'approvals',
-    });
+    throw new ConfigurationError(
+      `ask() option approvals is 'wait' or 'suspend'; got ${JSON.stringify(approvals)}.`,
+      {
+        code: 'AGENT_OPTION_INVALID',
+        option: 'approvals',
+      },
+    );
   }
   if (!hasSession) {
     throw new ConfigurationError(

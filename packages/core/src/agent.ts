@@ -3,11 +3,6 @@ import type { Static, TObject, TSchema, TString } from 'typebox';
 import type { AgentCodeMode, AgentCodeModeRun, PreparedAgentCodeMode } from './agent-code-mode.js';
 import { type AgentInput, conversationOf, latestUserText } from './agent-input.js';
 import { type AgentLimits, type AgentLoopInput, runAgentLoop } from './agent-loop.js';
-import { type AgentToolOptions, agentTool } from './agent-tool.js';
-import { CancelledError, ConfigurationError, DeadlineExceededError } from './errors.js';
-import type { ModelMessage, ModelSettings, ModelV1, ProviderOptions } from './model.js';
-import { defaultModelStreamLimits } from './model.js';
-import { bindInvocationScope, registerNestableAgent } from './nested-agent.js';
 import {
   type ApprovalMode,
   askOptionsOfResume,
@@ -15,6 +10,11 @@ import {
   checkResumeDecisions,
   type ResumeOptions,
 } from './agent-resume.js';
+import { type AgentToolOptions, agentTool } from './agent-tool.js';
+import { CancelledError, ConfigurationError, DeadlineExceededError } from './errors.js';
+import type { ModelMessage, ModelSettings, ModelV1, ProviderOptions } from './model.js';
+import { defaultModelStreamLimits } from './model.js';
+import { bindInvocationScope, registerNestableAgent } from './nested-agent.js';
 import { callsBeforeResume } from './resume-paused-calls.js';
 import {
   Run,

@@ -26,6 +26,7 @@ export {
   defineAgent,
   type OutputOf,
 } from './agent.js';
+export type { ApprovalMode, ResumeOptions } from './agent-resume.js';
 export type { AgentToolOptions } from './agent-tool.js';
 export { defineModelProvider } from './define-model-provider.js';
 export {
@@ -114,6 +115,7 @@ export {
   PluginVersionError,
 } from './plugin-errors.js';
 export { type ImportModule, Registry, type RegistryOptions } from './registry.js';
+export type { ResumeDecision } from './resume-paused-calls.js';
 export { type Closeable, type Closer, Run, type RunResult, type RunStep, type RunStream } from './run.js';
 export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
 export type { RunOutcome } from './run-outcome.js';

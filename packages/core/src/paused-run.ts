@@ -5,7 +5,7 @@ import { PausedRunError } from './run-errors.js';
 import { decodeSessionMessage, encodeSessionMessage } from './session-message-codec.js';
 
 /** The version of the paused-run format this Ghost writes and reads (`docs/guides/approvals.md`). */
-export const pausedRunVersion = 1;
+const pausedRunVersion = 1;
 const pausedRunFormat = 'ghost.paused-run';
 
 /**
@@ -13,7 +13,7 @@ const pausedRunFormat = 'ghost.paused-run';
  * `rejected` were decided by a resume that has not run them yet; `started` was handed to its tool
  * (at most once: a resume never starts it again).
  */
-export type PausedCallStatus = 'pending' | 'approved' | 'rejected' | 'started';
+type PausedCallStatus = 'pending' | 'approved' | 'rejected' | 'started';
 
 /** A call of the paused answer that has no result yet. */
 export interface PausedCall {
@@ -124,7 +124,8 @@ export function decodePausedRun(text: string, sessionId: string): PausedRun {
   } catch (error) {
     throw corrupt('it is not JSON', error);
   }
-  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) throw corrupt('it is not an object');
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored))
+    throw corrupt('it is not an object');
   const { digest, ...content } = stored as Record<string, unknown>;
   if (content.format !== pausedRunFormat) throw corrupt('it is not a Ghost paused run');
   if (content.version !== pausedRunVersion) {

@@ -6,7 +6,7 @@ import { memorySessionStore } from './memory-session-store.js';
 import type { ModelRequest } from './model.js';
 import { createRuntime } from './runtime.js';
 import { SessionBusyError } from './session-errors.js';
-import type { SessionStoreV1, SessionWrite } from './session-store.js';
+import type { OpenedSessionV1, SessionStoreV1, SessionWrite } from './session-store.js';
 import type { StreamEvent } from './stream-event.js';
 import { countOpenHandles, newOpenHandles } from './testing/open-handles.js';
 import { ScriptedModel } from './testing/scripted-model.js';
@@ -22,7 +22,9 @@ afterEach(async () => {
 
 const session = { id: 'chat-1', actor: 'ana' };
 
-function refundTool(execute = vi.fn(async (input: { order: string }) => `refunded ${input.order}`)) {
+type RefundExecute = (input: { order: string }, context: { signal: AbortSignal }) => Promise<string>;
+
+function refundTool(execute = vi.fn<RefundExecute>(async (input) => `refunded ${input.order}`)) {
   const tool = defineTool({
     name: 'refund',
     description: 'Refunds an order.',
@@ -44,19 +46,26 @@ const callRefund = (order: string, id = 'c1') => ({ id, name: 'refund', input: {
 
 /** A store whose writes are logged beside the run's events, to see which came first. */
 function loggingStore(log: string[], store: SessionStoreV1 = memorySessionStore()): SessionStoreV1 {
-  return {
-    ...store,
-    open: async (request) => {
-      const handle = await store.open(request);
-      return Object.assign(Object.create(handle) as typeof handle, {
-        write: async (write: SessionWrite) => {
-          const result = await handle.write(write);
-          log.push(write.pause === undefined ? 'write' : write.pause === null ? 'write:clear' : 'write:pause');
-          return result;
-        },
-      });
+  const logged = (handle: OpenedSessionV1): OpenedSessionV1 => ({
+    ...{ id: handle.id, actor: handle.actor, isNew: handle.isNew, state: handle.state },
+    get messageCount() {
+      return handle.messageCount;
     },
-  };
+    get byteCount() {
+      return handle.byteCount;
+    },
+    get pause() {
+      return handle.pause;
+    },
+    history: (request) => handle.history(request),
+    release: () => handle.release(),
+    write: async (write: SessionWrite) => {
+      const result = await handle.write(write);
+      log.push(write.pause === undefined ? 'write' : write.pause === null ? 'write:clear' : 'write:pause');
+      return result;
+    },
+  });
+  return { ...store, open: async (request) => logged(await store.open(request)) };
 }
 
 function setup(script: ConstructorParameters<typeof ScriptedModel>[0], store = memorySessionStore()) {
@@ -88,6 +97,7 @@ describe("ask(input, { session, approvals: 'suspend' })", () => {
       if (event.type === 'approval_requested' || event.type === 'run_suspend') log.push(event.type);
     }
     const run = await stream.run;
+    expect(run.error).toBeUndefined();
     expect(run.outcome).toBe('suspended');
     expect(run.suspended).toBe(true);
     expect(execute).not.toHaveBeenCalled();
@@ -96,7 +106,8 @@ describe("ask(input, { session, approvals: 'suspend' })", () => {
     expect(pending).toMatchObject({ toolName: 'refund', toolCallId: 'c1', input: { order: '1042' } });
     const terminal = events.at(-1);
     expect(terminal?.type).toBe('run_suspend');
-    if (terminal?.type === 'run_suspend') expect(terminal.data.pendingApprovals).toEqual(run.pendingApprovals);
+    if (terminal?.type === 'run_suspend')
+      expect(terminal.data.pendingApprovals).toEqual(run.pendingApprovals);
     // The call that needed no approval ran; the waiting one shows no result on the public stream.
     const stops = events.filter((event) => event.type === 'tool_stop');
     expect(stops.map((event) => event.data.toolCallId)).toEqual(['c2']);
@@ -130,7 +141,11 @@ describe('agent.resume()', () => {
     const approvalId = paused.pendingApprovals[0]?.approvalId ?? '';
 
     const elsewhere = createRuntime({ sessionStore: store });
-    const stream = agent.streamResume({ runtime: elsewhere, session, decisions: { [approvalId]: 'approve' } });
+    const stream = agent.streamResume({
+      runtime: elsewhere,
+      session,
+      decisions: { [approvalId]: 'approve' },
+    });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     const run = await stream.run;
@@ -154,7 +169,10 @@ describe('agent.resume()', () => {
   });
 
   it('rejects with a message: the tool never runs and the model reads why', async () => {
-    const { agent, model, execute, runtime } = setup([{ toolCalls: [callRefund('7')] }, { text: 'Understood.' }]);
+    const { agent, model, execute, runtime } = setup([
+      { toolCalls: [callRefund('7')] },
+      { text: 'Understood.' },
+    ]);
     const paused = await agent.ask('Refund 7', { runtime, session, approvals: 'suspend' });
     const approvalId = paused.pendingApprovals[0]?.approvalId ?? '';
     const run = await agent.resume({
@@ -176,19 +194,26 @@ describe('agent.resume()', () => {
     ]);
     const paused = await agent.ask('Refund 1 and 2', { runtime, session, approvals: 'suspend' });
     const [first, second] = paused.pendingApprovals;
-    const partly = await agent.resume({ runtime, session, decisions: { [second?.approvalId ?? '']: 'approve' } });
+    const partly = await agent.resume({
+      runtime,
+      session,
+      decisions: { [second?.approvalId ?? '']: 'approve' },
+    });
     expect(partly.outcome).toBe('suspended');
     expect(partly.pendingApprovals.map((pending) => pending.approvalId)).toEqual([first?.approvalId]);
     expect(execute).toHaveBeenCalledTimes(1);
     expect(model.calls).toHaveLength(1);
 
-    const done = await agent.resume({ runtime, session, decisions: { [first?.approvalId ?? '']: 'approve' } });
+    const done = await agent.resume({
+      runtime,
+      session,
+      decisions: { [first?.approvalId ?? '']: 'approve' },
+    });
     expect(done.outcome).toBe('completed');
     expect(execute).toHaveBeenCalledTimes(2);
-    expect(toolResults(model.calls[1]).map((message) => message.role === 'tool' && message.toolCallId)).toEqual([
-      'c1',
-      'c2',
-    ]);
+    expect(
+      toolResults(model.calls[1]).map((message) => message.role === 'tool' && message.toolCallId),
+    ).toEqual(['c1', 'c2']);
   });
 
   it('lets exactly one of two concurrent resumes run; the other fails with RunResumeConflictError', async () => {
@@ -215,8 +240,13 @@ describe('agent.resume()', () => {
     expect(run.error).toBeInstanceOf(RunResumeConflictError);
     expect((run.error as RunResumeConflictError).approvalIds).toEqual(['not-an-id']);
     expect(execute).not.toHaveBeenCalled();
-    expect(() => agent.createRun('x', { runtime, session, decisions: {} } as never)).toThrow(/no option 'decisions'/);
-    expect(() => agent.resume({ runtime, session, decisions: { a: 'yes' as never } })).rejects.toThrow(
+    expect(() => agent.createRun('x', { runtime, session, decisions: {} } as never)).toThrow(
+      /no option 'decisions'/,
+    );
+    expect(() => agent.createRun('x', { runtime, session, decisions: {} } as never)).toThrow(
+      ConfigurationError,
+    );
+    await expect(agent.resume({ runtime, session, decisions: { a: 'yes' as never } })).rejects.toThrow(
       ConfigurationError,
     );
   });
@@ -225,7 +255,11 @@ describe('agent.resume()', () => {
     const { agent, execute, runtime } = setup([{ toolCalls: [callRefund('5')] }]);
     const paused = await agent.ask('Refund 5', { runtime, session, approvals: 'suspend' });
     const decisions = { [paused.pendingApprovals[0]?.approvalId ?? '']: 'approve' as const };
-    const renamed = defineAgent({ name: 'helpdesk', model: new ScriptedModel([]), tools: [refundTool().tool] });
+    const renamed = defineAgent({
+      name: 'helpdesk',
+      model: new ScriptedModel([]),
+      tools: [refundTool().tool],
+    });
     const wrongAgent = await renamed.resume({ runtime, session, decisions });
     expect(wrongAgent.error).toBeInstanceOf(PausedRunError);
     expect((wrongAgent.error as PausedRunError).missing).toEqual(["agent 'support'"]);
@@ -251,9 +285,9 @@ describe('agent.resume()', () => {
     const handle = await store.open({ ...session, lockTimeoutMs: 1000 });
     const original = handle.pause ?? '';
     await handle.release();
-    const overwrite = async (pause: string) => {
+    const overwrite = async (pause: string, index: number) => {
       const opened = await store.open({ ...session, lockTimeoutMs: 1000 });
-      await opened.write({ operationId: `edit-${pause.length}`, digest: String(pause.length), messages: [], pause });
+      await opened.write({ operationId: `edit-${index}`, digest: `edit-${index}`, messages: [], pause });
       await opened.release();
     };
     const cases: [string, string][] = [
@@ -261,8 +295,8 @@ describe('agent.resume()', () => {
       [original.replace('"refund"', '"refunD"'), 'PAUSED_RUN_CORRUPT'],
       [original.replace('"version":1', '"version":2'), 'PAUSED_RUN_VERSION'],
     ];
-    for (const [pause, code] of cases) {
-      await overwrite(pause);
+    for (const [index, [pause, code]] of cases.entries()) {
+      await overwrite(pause, index);
       const run = await agent.resume({ runtime, session, decisions });
       expect(run.error).toBeInstanceOf(PausedRunError);
       expect((run.error as PausedRunError).code).toBe(code);
@@ -279,8 +313,11 @@ describe('agent.resume()', () => {
     const blocked = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const execute = vi.fn(async (_input: { order: string }, context: { signal: AbortSignal }) => {
-      await Promise.race([blocked, new Promise((resolve) => context.signal.addEventListener('abort', resolve))]);
+    const execute = vi.fn<RefundExecute>(async (_input, context) => {
+      await Promise.race([
+        blocked,
+        new Promise((resolve) => context.signal.addEventListener('abort', resolve)),
+      ]);
       return 'refunded';
     });
     const { tool } = refundTool(execute);
@@ -312,7 +349,10 @@ describe('agent.resume()', () => {
     });
     const outer = defineAgent({
       name: 'support',
-      model: new ScriptedModel([{ toolCalls: [{ id: 'n1', name: 'refunder', input: { input: 'Refund 6' } }] }, { text: 'ok' }]),
+      model: new ScriptedModel([
+        { toolCalls: [{ id: 'n1', name: 'refunder', input: { input: 'Refund 6' } }] },
+        { text: 'ok' },
+      ]),
       tools: [inner.asTool()],
     });
     const run = outer.createRun('Refund 6', {

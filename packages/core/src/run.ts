@@ -12,6 +12,8 @@ import {
 import { EventQueue } from './event-queue.js';
 import type { ModelMessage } from './model.js';
 import type { InvocationPlacement, LiveInvocation, NestedAgentHost } from './nested-agent.js';
+import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';
+import type { ResumeDecision, ResumePlan } from './resume-paused-calls.js';
 import { type Invocation, RunContext, stopReason } from './run-context.js';
 import type { RunOutcome } from './run-outcome.js';
 import {
@@ -24,6 +26,7 @@ import {
 } from './run-session.js';
 import type { Runtime } from './runtime.js';
 import type { SandboxBackendV1 } from './sandbox.js';
+import { SessionBusyError } from './session-errors.js';
 import type { SessionStoreV1, SessionTurnOutcome } from './session-store.js';
 import {
   type AgentStreamSource,
@@ -36,9 +39,6 @@ import {
   terminalEventTypes,
 } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
-import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';
-import type { ResumeDecision, ResumePlan } from './resume-paused-calls.js';
-import { SessionBusyError } from './session-errors.js';
 import { ApprovalRegistry, type PendingApproval } from './tool-approval.js';
 import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
@@ -760,7 +760,9 @@ export class Run<Output = unknown> {
         { code: 'PAUSED_RUN_INCOMPATIBLE', sessionId, missing: [`agent '${paused.agentName}'`] },
       );
     }
-    const pending = new Set(paused.calls.filter((call) => call.status === 'pending').map((call) => call.approvalId));
+    const pending = new Set(
+      paused.calls.filter((call) => call.status === 'pending').map((call) => call.approvalId),
+    );
     const stale = [...request.decisions.keys()].filter((approvalId) => !pending.has(approvalId));
     if (stale.length > 0) {
       throw new RunResumeConflictError(

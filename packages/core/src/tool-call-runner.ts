@@ -204,17 +204,21 @@ export async function runToolCall(
     detail?: TelemetryEventDetail,
   ): ToolCallOutcome => {
     const result: ToolCallOutcome = { toolCallId, toolName, ...outcome };
-    emit('tool_stop', {
-      toolCallId,
-      toolName,
-      ...parent,
-      status: result.status,
-      content: result.content,
-      ...(result.status === 'success' ? { value: result.value } : {}),
-      ...(result.error ? { error: result.error } : {}),
-      ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
-      durationMs: performance.now() - startedAt,
-    }, detail);
+    emit(
+      'tool_stop',
+      {
+        toolCallId,
+        toolName,
+        ...parent,
+        status: result.status,
+        content: result.content,
+        ...(result.status === 'success' ? { value: result.value } : {}),
+        ...(result.error ? { error: result.error } : {}),
+        ...(result.artifacts.length > 0 ? { artifacts: result.artifacts } : {}),
+        durationMs: performance.now() - startedAt,
+      },
+      detail,
+    );
     return result;
   };
   const fail = (content: string, error: unknown) =>
@@ -256,7 +260,10 @@ export async function runToolCall(
           { code: 'APPROVAL_SUSPENDED' },
         );
         const summary = summarizeError(error);
-        return finish({ status: 'error', content: error.message, error: summary, artifacts: [] }, { hidden: true });
+        return finish(
+          { status: 'error', content: error.message, error: summary, artifacts: [] },
+          { hidden: true },
+        );
       }
       if (answer.decision === 'cancelled') {
         throw new ToolCallRejection(

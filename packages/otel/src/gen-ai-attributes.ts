@@ -55,11 +55,24 @@ export const ghostAttributes = {
   assemblyStepAttempt: 'ghost.assembly.step.attempt',
   approvalId: 'ghost.approval.id',
   approvalDecision: 'ghost.approval.decision',
+  approvalIds: 'ghost.approval.ids',
+  pauseId: 'ghost.pause.id',
+  resumedFromRunId: 'ghost.run.resumed_from',
+  firstRunId: 'ghost.run.first_id',
 } as const;
 
 /** The span events of a tool call that waits for a person's decision, and of the decision. */
 export const approvalRequestedEventName = 'ghost.approval.requested';
 export const approvalResolvedEventName = 'ghost.approval.resolved';
+/** The span event of a call whose run suspended to wait for its decision (`approvals: 'suspend'`). */
+export const approvalSuspendedEventName = 'ghost.approval.suspended';
+
+/**
+ * The span events of a run that suspended for approvals (`approvals: 'suspend'`) and of the run
+ * that resumed it; the resumed run's span names the paused run in `ghost.run.resumed_from`.
+ */
+export const runSuspendedEventName = 'ghost.run.suspended';
+export const runResumedEventName = 'ghost.run.resumed';
 
 /** The span event a provider's retry of a model request becomes. */
 export const modelRetryEventName = 'ghost.model.retry';

@@ -24,9 +24,12 @@ import { errorType } from './error-type.js';
 import {
   approvalRequestedEventName,
   approvalResolvedEventName,
+  approvalSuspendedEventName,
   genAIAttributes,
   ghostAttributes,
   modelRetryEventName,
+  runResumedEventName,
+  runSuspendedEventName,
 } from './gen-ai-attributes.js';
 import {
   genAIFinishReason,
@@ -212,6 +215,26 @@ export class RunTracer implements RunTelemetry {
       case 'run_cancel':
         this.#endRun(event.data.outcome, event.data.error, event.data.usage);
         break;
+      case 'run_suspend':
+        this.#agentSpan.addEvent(runSuspendedEventName, {
+          [ghostAttributes.pauseId]: event.data.pauseId,
+          [ghostAttributes.approvalIds]: event.data.pendingApprovals.map((pending) => pending.approvalId),
+        });
+        this.#endRun('suspended', undefined, event.data.usage);
+        break;
+      case 'run_resume': {
+        const resumed = {
+          [ghostAttributes.resumedFromRunId]: event.data.pausedRunId,
+          [ghostAttributes.firstRunId]: event.data.firstRunId,
+          [ghostAttributes.pauseId]: event.data.pauseId,
+        };
+        this.#agentSpan.setAttributes(resumed);
+        this.#agentSpan.addEvent(runResumedEventName, {
+          ...resumed,
+          [ghostAttributes.approvalIds]: [...event.data.decided],
+        });
+        break;
+      }
       default:
         break;
     }
@@ -382,7 +405,10 @@ export class RunTracer implements RunTelemetry {
     if (call === undefined) return;
     this.#toolCalls.delete(data.toolCallId);
     const { span } = call;
-    if (data.status === 'error') {
+    if (data.error?.code === 'APPROVAL_SUSPENDED') {
+      // Not a failure: the run saved its pause, and the resumed run's own span runs the call.
+      span.addEvent(approvalSuspendedEventName);
+    } else if (data.status === 'error') {
       markFailed(span, data.error);
     } else if (this.#captureContent && data.value !== undefined) {
       span.setAttribute(genAIAttributes.toolCallResult, jsonAttribute(data.value));
