@@ -14,6 +14,11 @@ describe('memorySessionStore', () => {
   it('refuses limits that are not whole numbers of at least 1, naming the limit', () => {
     expect(() => memorySessionStore({ limits: { maxMessages: 0 } })).toThrow(PluginInvalidError);
     expect(() => memorySessionStore({ limits: { maxSessionBytes: 1.5 } })).toThrow(/limits\.maxSessionBytes/);
+    expect(() => memorySessionStore({ limits: { maxPauseBytes: 0 } })).toThrow(/limits\.maxPauseBytes/);
+  });
+
+  it('keeps a paused run of up to 16 MiB unless given another limit', () => {
+    expect(memorySessionStore().limits.maxPauseBytes).toBe(16 * 1024 * 1024);
   });
 
   it('forgets the lock of a session nobody holds or waits for', async () => {

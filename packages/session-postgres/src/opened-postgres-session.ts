@@ -179,7 +179,7 @@ export class OpenedPostgresSession implements OpenedSessionV1 {
     );
     this.#messageCount = result.messageCount;
     this.#byteCount = result.byteCount;
-    // Under the lease no one else writes, so what this write left is what this handle knew, changed by it.
+    // No one else writes under the lease: the stored pause is this handle's, as this write left it.
     if (result.status === 'applied' && write.pause !== undefined) this.#pause = write.pause ?? undefined;
     return result;
   }

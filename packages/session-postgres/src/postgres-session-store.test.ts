@@ -340,16 +340,18 @@ describeWithPostgres('postgresSessionStore', ({ cluster }) => {
   });
 
   describe('what cannot be kept verbatim', () => {
-    it('refuses NUL in a message or an operation id with a ConfigurationError, writing nothing', async () => {
+    it('refuses NUL in a message, an operation id or a paused run with a ConfigurationError, writing nothing', async () => {
       const store = makeStore();
       const session = await store.open({ id: 'chat', actor, lockTimeoutMs: 1_000 });
       for (const bad of [
         write('op', ['{"content":"a\u0000b","role":"user"}']),
         write('op\u0000x', [userMessage('a')]),
+        { ...write('op', [userMessage('a')]), pause: '{"note":"a\u0000b"}' },
       ]) {
         expect(ConfigurationError.isInstance(await failure(session.write(bad)))).toBe(true);
       }
       expect(await session.history({ limit: 10 })).toEqual([]);
+      expect(session.pause).toBeUndefined();
       await session.release();
     });
   });

@@ -123,7 +123,7 @@ export class SqliteOpenedSession implements OpenedSessionV1 {
     this.#sequence = applied.sequence;
     this.#messageCount = applied.messageCount;
     this.#byteCount = applied.byteCount;
-    // Under the lease no one else writes, so what this write left is what this handle knew, changed by it.
+    // No one else writes under the lease: the stored pause is this handle's, as this write left it.
     if (applied.status === 'applied' && write.pause !== undefined) this.#pause = write.pause ?? undefined;
     return { status: applied.status, messageCount: applied.messageCount, byteCount: applied.byteCount };
   }

@@ -255,6 +255,17 @@ describe('damaged rows', () => {
     await fresh.release();
   });
 
+  it('refuses to open a session whose paused run is not text, leaving no lease behind', async () => {
+    const store = await damaged("UPDATE ghost_sessions SET pause = x'00ff'");
+    expect((await store.list({ actor: 'ada' })).sessions.map((summary) => summary.hasPausedRun)).toEqual([
+      true,
+    ]);
+    const error = await failure(store.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 1_000 }));
+    expect((error as SessionStoreError).reason).toBe('corrupt');
+    expect((error as Error).message).toContain('pause');
+    expect(await store.delete({ id: 'chat', actor: 'ada', lockTimeoutMs: 0 })).toBe(true);
+  });
+
   it('refuses a session whose message count disagrees with its messages', async () => {
     const store = await damaged('UPDATE ghost_sessions SET message_count = 7');
     const error = await failure(store.open({ id: 'chat', actor: 'ada', lockTimeoutMs: 1_000 }));

@@ -55,8 +55,9 @@ export type SessionDocumentChange =
  * Applies a write to a session document, as the contract says, without changing `document`: an
  * operation id applied before with the same digest is `already-applied`, with another digest a
  * `SessionConflictError`; a `replaceFrom` whose tail moved is a `SessionConflictError`; limits are
- * checked with `planSessionWrite`; `pause` is kept, removed (`null`) or left as it is (absent). `create` describes the session when this write is its first.
- * Call it under the session's lock, then store `document` atomically.
+ * checked with `planSessionWrite`; `pause` is kept, removed (`null`) or left as it is (absent).
+ * `create` describes the session when this write is its first. Call it under the session's lock,
+ * then store `document` atomically.
  */
 export function applySessionWrite(
   document: SessionDocument | undefined,

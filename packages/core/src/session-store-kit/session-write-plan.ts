@@ -35,7 +35,8 @@ export interface SessionWritePlan extends SessionTotals {
  *
  * @example
  * ```ts
- * const plan = planSessionWrite(store.limits, current, { removedCount, removedBytes, messages, state, pause }, id);
+ * const change = { removedCount, removedBytes, messages, state, pause };
+ * const plan = planSessionWrite(store.limits, current, change, id);
  * // insert messages with plan.messageBytes, then store plan.messageCount and plan.byteCount
  * ```
  */
