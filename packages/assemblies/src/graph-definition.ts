@@ -132,141 +132,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** Checks a graph's definition, throwing a `ConfigurationError` that says what to fix. */
 export function compileGraph(definition: GraphDefinition): CompiledGraph {
-  if (!isObject(definition)) throw invalid('defineGraph() takes a definition object.');
-  const { name } = definition;
-  if (typeof name !== 'string' || name.trim() === '') {
-    throw new ConfigurationError('A graph needs a non-empty name.', { code: 'AGENT_NAME_INVALID' });
-  }
+  const name = checkName(definition);
   const where = `Graph '${name}'`;
   checkKeys(definition, definitionKeys, where);
-
-  if (!isObject(definition.nodes) || Object.keys(definition.nodes).length === 0) {
-    throw invalid(
-      `${where} needs nodes: an object of agents or assemblies by name, such as { research, write }.`,
-      'nodes',
-    );
-  }
-  const nodes = new Map<string, Runnable>();
-  for (const [node, runnable] of Object.entries(definition.nodes)) {
-    if (!isAgent(runnable) && !isAssembly(runnable)) {
-      throw invalid(
-        `${where}: node '${node}' is not an agent (defineAgent) or an assembly (defineWorkflow, defineSwarm, defineGraph).`,
-        'nodes',
-      );
-    }
-    nodes.set(node, runnable);
-  }
+  const nodes = checkNodes(definition.nodes, where);
   const known = [...nodes.keys()];
-  const checkNode = (node: unknown, option: string): string => {
-    if (typeof node !== 'string' || !nodes.has(node)) {
-      throw invalid(
-        `${where}: ${option} names node '${String(node)}', which is not one of its nodes (${known.join(', ')}).`,
-        option,
-      );
-    }
-    return node;
-  };
-
-  const start = checkNode(definition.start, 'start');
-
-  if (!Array.isArray(definition.edges))
-    throw invalid(`${where} needs edges: an array of { from, to }.`, 'edges');
-  const edges = definition.edges.map((edge, index) => {
-    const at = `edges[${index}]`;
-    if (!isObject(edge)) throw invalid(`${where}: ${at} is not an object { from, to }.`, 'edges');
-    checkKeys(edge, edgeKeys, `${where}: ${at}`);
-    checkNode(edge.from, `${at}.from`);
-    checkNode(edge.to, `${at}.to`);
-    for (const key of ['when', 'input'] as const) {
-      if (edge[key] !== undefined && typeof edge[key] !== 'function') {
-        throw invalid(`${where}: ${at}.${key} must be a function.`, key);
-      }
-    }
-    if (edge.label !== undefined && typeof edge.label !== 'string') {
-      throw invalid(`${where}: ${at}.label must be a string.`, 'label');
-    }
-    return Object.freeze({ ...edge }) as unknown as GraphEdge;
-  });
-
-  const rawErrorEdges = definition.errorEdges ?? [];
-  if (!Array.isArray(rawErrorEdges)) {
-    throw invalid(`${where}: errorEdges must be an array of { from, to }.`, 'errorEdges');
-  }
-  const errorEdgeFrom = new Map<string, GraphErrorEdge>();
-  const errorEdges = rawErrorEdges.map((edge, index) => {
-    const at = `errorEdges[${index}]`;
-    if (!isObject(edge)) throw invalid(`${where}: ${at} is not an object { from, to }.`, 'errorEdges');
-    checkKeys(edge, errorEdgeKeys, `${where}: ${at}`);
-    const from = checkNode(edge.from, `${at}.from`);
-    checkNode(edge.to, `${at}.to`);
-    if (edge.input !== undefined && typeof edge.input !== 'function') {
-      throw invalid(`${where}: ${at}.input must be a function.`, 'input');
-    }
-    if (errorEdgeFrom.has(from)) {
-      throw invalid(
-        `${where}: node '${from}' has two error edges; a failed node's error goes to one node.`,
-        'errorEdges',
-      );
-    }
-    const frozen = Object.freeze({ ...edge }) as unknown as GraphErrorEdge;
-    errorEdgeFrom.set(from, frozen);
-    return frozen;
-  });
-
+  const graph: GraphCheck = { where, checkNode: (node, option) => checkNode(node, option, nodes, where) };
+  const start = graph.checkNode(definition.start, 'start');
+  const edges = checkEdges(definition.edges, graph);
+  const { errorEdges, errorEdgeFrom } = checkErrorEdges(definition.errorEdges ?? [], graph);
   const edgesFrom = new Map<string, GraphEdge[]>();
   for (const edge of edges) edgesFrom.set(edge.from, [...(edgesFrom.get(edge.from) ?? []), edge]);
-
-  let finish: string[];
-  if (definition.finish === undefined) {
-    finish = known.filter((node) => !edgesFrom.has(node));
-  } else {
-    if (!Array.isArray(definition.finish))
-      throw invalid(`${where}: finish must be an array of node names.`, 'finish');
-    finish = definition.finish.map((node, index) => checkNode(node, `finish[${index}]`));
-  }
-  if (finish.length === 0) {
-    throw invalid(
-      `${where} has no finish node: every node has an edge leaving it. Name the nodes that end the run in finish.`,
-      'finish',
-    );
-  }
-
-  const maxSteps = definition.maxSteps ?? 20;
-  if (!wholeNumberAtLeast(maxSteps, 1)) {
-    throw invalid(
-      `${where} has maxSteps = ${String(maxSteps)}; use a whole number of at least 1.`,
-      'maxSteps',
-    );
-  }
-  const maxConcurrency = definition.maxConcurrency ?? 8;
-  if (!wholeNumberAtLeast(maxConcurrency, 1)) {
-    throw invalid(
-      `${where} has maxConcurrency = ${String(maxConcurrency)}; use a whole number of at least 1.`,
-      'maxConcurrency',
-    );
-  }
-
-  const nodeOptions = new Map<string, GraphNodeOptions>();
-  const rawNodeOptions: unknown = definition.nodeOptions ?? {};
-  if (!isObject(rawNodeOptions))
-    throw invalid(`${where}: nodeOptions must be an object by node name.`, 'nodeOptions');
-  for (const [node, options] of Object.entries(rawNodeOptions)) {
-    checkNode(node, 'nodeOptions');
-    if (!isObject(options)) throw invalid(`${where}: nodeOptions.${node} must be an object.`, 'nodeOptions');
-    checkKeys(options, nodeOptionKeys, `${where}: nodeOptions.${node}`);
-    const minimums = { timeoutMs: 1, retries: 0, retryDelayMs: 0 } as const;
-    for (const [key, minimum] of Object.entries(minimums)) {
-      const value = options[key];
-      if (value !== undefined && !wholeNumberAtLeast(value, minimum)) {
-        throw invalid(
-          `${where}: nodeOptions.${node}.${key} = ${String(value)}; use a whole number of at least ${minimum}.`,
-          key,
-        );
-      }
-    }
-    nodeOptions.set(node, Object.freeze({ ...options }) as GraphNodeOptions);
-  }
-
+  const finish = checkFinish(definition.finish, known, edgesFrom, graph);
+  const maxSteps = checkLimit(definition.maxSteps ?? 20, 'maxSteps', where);
+  const maxConcurrency = checkLimit(definition.maxConcurrency ?? 8, 'maxConcurrency', where);
+  const nodeOptions = checkNodeOptions(definition.nodeOptions ?? {}, graph);
   return {
     name,
     nodes,
@@ -282,6 +162,169 @@ export function compileGraph(definition: GraphDefinition): CompiledGraph {
     maxConcurrency,
     nodeOptions,
   };
+}
+
+/** What the checks of one definition share once its nodes are known. */
+interface GraphCheck {
+  /** `Graph '<name>'`, the start of every message. */
+  readonly where: string;
+  /** Returns `node` when it names one of the graph's nodes; throws, naming `option`, otherwise. */
+  checkNode(node: unknown, option: string): string;
+}
+
+function checkName(definition: GraphDefinition): string {
+  if (!isObject(definition)) throw invalid('defineGraph() takes a definition object.');
+  const { name } = definition;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new ConfigurationError('A graph needs a non-empty name.', { code: 'AGENT_NAME_INVALID' });
+  }
+  return name;
+}
+
+function checkNodes(definitionNodes: GraphDefinition['nodes'], where: string): Map<string, Runnable> {
+  if (!isObject(definitionNodes) || Object.keys(definitionNodes).length === 0) {
+    throw invalid(
+      `${where} needs nodes: an object of agents or assemblies by name, such as { research, write }.`,
+      'nodes',
+    );
+  }
+  const nodes = new Map<string, Runnable>();
+  for (const [node, runnable] of Object.entries(definitionNodes)) {
+    if (!isAgent(runnable) && !isAssembly(runnable)) {
+      throw invalid(
+        `${where}: node '${node}' is not an agent (defineAgent) or an assembly (defineWorkflow, defineSwarm, defineGraph).`,
+        'nodes',
+      );
+    }
+    nodes.set(node, runnable);
+  }
+  return nodes;
+}
+
+function checkNode(
+  node: unknown,
+  option: string,
+  nodes: ReadonlyMap<string, Runnable>,
+  where: string,
+): string {
+  if (typeof node !== 'string' || !nodes.has(node)) {
+    throw invalid(
+      `${where}: ${option} names node '${String(node)}', which is not one of its nodes (${[...nodes.keys()].join(', ')}).`,
+      option,
+    );
+  }
+  return node;
+}
+
+function checkEdges(definitionEdges: GraphDefinition['edges'], graph: GraphCheck): GraphEdge[] {
+  const { where } = graph;
+  if (!Array.isArray(definitionEdges))
+    throw invalid(`${where} needs edges: an array of { from, to }.`, 'edges');
+  return definitionEdges.map((edge, index) => {
+    const at = `edges[${index}]`;
+    if (!isObject(edge)) throw invalid(`${where}: ${at} is not an object { from, to }.`, 'edges');
+    checkKeys(edge, edgeKeys, `${where}: ${at}`);
+    graph.checkNode(edge.from, `${at}.from`);
+    graph.checkNode(edge.to, `${at}.to`);
+    for (const key of ['when', 'input'] as const) {
+      if (edge[key] !== undefined && typeof edge[key] !== 'function') {
+        throw invalid(`${where}: ${at}.${key} must be a function.`, key);
+      }
+    }
+    if (edge.label !== undefined && typeof edge.label !== 'string') {
+      throw invalid(`${where}: ${at}.label must be a string.`, 'label');
+    }
+    return Object.freeze({ ...edge }) as unknown as GraphEdge;
+  });
+}
+
+function checkErrorEdges(
+  definitionErrorEdges: NonNullable<GraphDefinition['errorEdges']>,
+  graph: GraphCheck,
+): { errorEdges: GraphErrorEdge[]; errorEdgeFrom: Map<string, GraphErrorEdge> } {
+  const { where } = graph;
+  if (!Array.isArray(definitionErrorEdges)) {
+    throw invalid(`${where}: errorEdges must be an array of { from, to }.`, 'errorEdges');
+  }
+  const errorEdgeFrom = new Map<string, GraphErrorEdge>();
+  const errorEdges = definitionErrorEdges.map((edge, index) => {
+    const at = `errorEdges[${index}]`;
+    if (!isObject(edge)) throw invalid(`${where}: ${at} is not an object { from, to }.`, 'errorEdges');
+    checkKeys(edge, errorEdgeKeys, `${where}: ${at}`);
+    const from = graph.checkNode(edge.from, `${at}.from`);
+    graph.checkNode(edge.to, `${at}.to`);
+    if (edge.input !== undefined && typeof edge.input !== 'function') {
+      throw invalid(`${where}: ${at}.input must be a function.`, 'input');
+    }
+    if (errorEdgeFrom.has(from)) {
+      throw invalid(
+        `${where}: node '${from}' has two error edges; a failed node's error goes to one node.`,
+        'errorEdges',
+      );
+    }
+    const frozen = Object.freeze({ ...edge }) as unknown as GraphErrorEdge;
+    errorEdgeFrom.set(from, frozen);
+    return frozen;
+  });
+  return { errorEdges, errorEdgeFrom };
+}
+
+/** The nodes that end a run: those named in `finish`, else those no edge leaves. */
+function checkFinish(
+  definitionFinish: GraphDefinition['finish'],
+  known: readonly string[],
+  edgesFrom: ReadonlyMap<string, readonly GraphEdge[]>,
+  graph: GraphCheck,
+): string[] {
+  const { where } = graph;
+  let finish: string[];
+  if (definitionFinish === undefined) {
+    finish = known.filter((node) => !edgesFrom.has(node));
+  } else {
+    if (!Array.isArray(definitionFinish))
+      throw invalid(`${where}: finish must be an array of node names.`, 'finish');
+    finish = definitionFinish.map((node, index) => graph.checkNode(node, `finish[${index}]`));
+  }
+  if (finish.length === 0) {
+    throw invalid(
+      `${where} has no finish node: every node has an edge leaving it. Name the nodes that end the run in finish.`,
+      'finish',
+    );
+  }
+  return finish;
+}
+
+/** `maxSteps` or `maxConcurrency`: a whole number of at least 1. */
+function checkLimit(value: number, option: 'maxSteps' | 'maxConcurrency', where: string): number {
+  if (!wholeNumberAtLeast(value, 1)) {
+    throw invalid(`${where} has ${option} = ${String(value)}; use a whole number of at least 1.`, option);
+  }
+  return value;
+}
+
+function checkNodeOptions(definitionNodeOptions: unknown, graph: GraphCheck): Map<string, GraphNodeOptions> {
+  const { where } = graph;
+  const nodeOptions = new Map<string, GraphNodeOptions>();
+  if (!isObject(definitionNodeOptions)) {
+    throw invalid(`${where}: nodeOptions must be an object by node name.`, 'nodeOptions');
+  }
+  for (const [node, options] of Object.entries(definitionNodeOptions)) {
+    graph.checkNode(node, 'nodeOptions');
+    if (!isObject(options)) throw invalid(`${where}: nodeOptions.${node} must be an object.`, 'nodeOptions');
+    checkKeys(options, nodeOptionKeys, `${where}: nodeOptions.${node}`);
+    const minimums = { timeoutMs: 1, retries: 0, retryDelayMs: 0 } as const;
+    for (const [key, minimum] of Object.entries(minimums)) {
+      const value = options[key];
+      if (value !== undefined && !wholeNumberAtLeast(value, minimum)) {
+        throw invalid(
+          `${where}: nodeOptions.${node}.${key} = ${String(value)}; use a whole number of at least ${minimum}.`,
+          key,
+        );
+      }
+    }
+    nodeOptions.set(node, Object.freeze({ ...options }) as GraphNodeOptions);
+  }
+  return nodeOptions;
 }
 
 function joinSourcesOf(edges: readonly { from: string; to: string }[]): Map<string, string[]> {

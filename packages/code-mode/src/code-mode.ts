@@ -198,7 +198,22 @@ function splitTools(
   };
 }
 
-async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promise<EngineV1> {
+/**
+ * The engine code mode runs programs with: `choice` itself when it is an engine object, else the
+ * engine registered under that name in `runtime`'s registry. `codeMode()` resolves its `engine`
+ * option this way; use it to resolve the same option in an integration of your own.
+ *
+ * @throws CodeModeConfigurationError when the engine does not implement the code-mode engine
+ * contract (one made with `defineEngine()` or `defineHostEngine()` does).
+ *
+ * @example
+ * ```ts
+ * import { resolveEngine } from '@ghost/code-mode';
+ *
+ * const engine = await resolveEngine(options.engine ?? 'quickjs', runtime);
+ * ```
+ */
+export async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promise<EngineV1> {
   const engine = typeof choice === 'string' ? await runtime.registry.engine(choice) : choice;
   if (!isEngineV1(engine)) {
     throw new CodeModeConfigurationError(

@@ -19,7 +19,7 @@
  * @packageDocumentation
  */
 
-export { type CodeModeOptions, codeMode, defaultObservationWindowMs } from './code-mode.js';
+export { type CodeModeOptions, codeMode, defaultObservationWindowMs, resolveEngine } from './code-mode.js';
 export { controlToolNames, createControlTools, type ProgramEvents } from './control-tools.js';
 export {
   defineHostEngine,

@@ -8,8 +8,8 @@ import {
   createSandboxFactory,
   defaultCodeModeLimits,
   type EngineV1,
-  isEngineV1,
   openCodeModeSession,
+  resolveEngine,
   type SandboxChoice,
   ToolCatalog,
 } from '@ghost/code-mode';
@@ -142,16 +142,6 @@ function checkOptions(options: CodeModeMcpOptions, where: string): void {
   if (maxToolCalls !== undefined && (!Number.isInteger(maxToolCalls) || maxToolCalls <= 0)) {
     throw new CodeModeConfigurationError(`${where}: maxToolCalls is a whole number greater than 0.`);
   }
-}
-
-async function resolveEngine(choice: string | EngineV1, runtime: Runtime): Promise<EngineV1> {
-  const engine = typeof choice === 'string' ? await runtime.registry.engine(choice) : choice;
-  if (!isEngineV1(engine)) {
-    throw new CodeModeConfigurationError(
-      `Engine '${engine.name}' does not implement the code-mode engine contract (language, runtimePaths, placements, instructions, open). Make it with defineEngine() from @ghost/code-mode.`,
-    );
-  }
-  return engine;
 }
 
 /**

@@ -13,12 +13,7 @@ import {
   type SandboxDetection,
   type SandboxProcess,
 } from '@ghost/core/sandbox';
-import {
-  type BwrapIdentity,
-  defaultUnprivilegedIds,
-  describeBwrapIdentity,
-  programIdsOf,
-} from './bwrap-identity.js';
+import { type BwrapIdentity, defaultUnprivilegedIds, programIdsOf } from './bwrap-identity.js';
 import type { HostTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
@@ -28,13 +23,10 @@ import {
   detectCgroups,
   removeStaleSandboxCgroups,
 } from './cgroups.js';
+import { enforcedChecks } from './enforced-checks.js';
+import { explainStartFailure } from './explain-start-failure.js';
 import { findExecutable } from './find-executable.js';
-import {
-  buildSeccompFilter,
-  describeSeccompPolicy,
-  type SeccompArchitecture,
-  seccompArchitecture,
-} from './seccomp-filter.js';
+import { buildSeccompFilter, type SeccompArchitecture, seccompArchitecture } from './seccomp-filter.js';
 import { sharedLibraries } from './shared-libraries.js';
 
 const run = promisify(execFile);
@@ -86,14 +78,47 @@ export async function detectBwrap(
   if (process.platform !== 'linux') {
     return unavailable(`bubblewrap runs only on Linux, and this is ${process.platform}.`);
   }
+  const tools = await findHostTools(options, checks);
+  if (typeof tools === 'string') return unavailable(tools);
+  const program = await programIdentity(options, checks);
+  if (typeof program === 'string') return unavailable(program);
+  const { identity, appArmorRestricted } = program;
+  const seccomp = await seccompSupport(checks);
+  if (seccomp.problem !== undefined) return unavailable(seccomp.problem);
+  const { architecture } = seccomp;
+  const cgroups = options.cgroups === 'off' ? undefined : await detectCgroups();
+  if (cgroups !== undefined) await removeStaleSandboxCgroups(cgroups);
+  const proof = await proveSandbox(tools, architecture, cgroups, identity, start);
+  if (proof.problem !== undefined) {
+    checks.push({ name: 'namespaces', status: 'missing', detail: proof.problem });
+    return unavailable(explainStartFailure(proof.problem, appArmorRestricted, identity));
+  }
+  const usableCgroups = proof.cgroupsWork ? cgroups : undefined;
+  checks.push(...enforcedChecks(identity, architecture, usableCgroups, options, proof.cgroupProblem));
+  return {
+    detection: {
+      available: true,
+      capabilities: bwrapCapabilities(usableCgroups?.pidsParent !== undefined),
+      checks,
+    },
+    tools,
+    architecture,
+    identity,
+    ...(usableCgroups === undefined ? {} : { cgroups: usableCgroups }),
+  };
+}
+
+/** bubblewrap and the launcher's tools (bash, prlimit); or what is missing, as the reason to show. */
+async function findHostTools(
+  options: BwrapSandboxOptions,
+  checks: SandboxCheck[],
+): Promise<HostTools | string> {
   const bwrap = await findExecutable(options.bwrapPath ?? 'bwrap');
   if (bwrap === undefined) {
     checks.push({ name: 'bubblewrap', status: 'missing', detail: 'bwrap is not installed' });
-    return unavailable(
-      options.bwrapPath === undefined
-        ? 'bubblewrap is not installed: install it with `apt-get install bubblewrap` (Debian, Ubuntu), `dnf install bubblewrap` (Fedora) or `apk add bubblewrap` (Alpine).'
-        : `the bwrap binary ${options.bwrapPath} does not exist or is not executable.`,
-    );
+    return options.bwrapPath === undefined
+      ? 'bubblewrap is not installed: install it with `apt-get install bubblewrap` (Debian, Ubuntu), `dnf install bubblewrap` (Fedora) or `apk add bubblewrap` (Alpine).'
+      : `the bwrap binary ${options.bwrapPath} does not exist or is not executable.`;
   }
   checks.push({ name: 'bubblewrap', status: 'enforced', detail: `${bwrap} (${await bwrapVersion(bwrap)})` });
   const bash = await findExecutable('bash');
@@ -106,98 +131,59 @@ export async function detectBwrap(
       .filter(Boolean)
       .join(' and ');
     checks.push({ name: 'launcher', status: 'missing', detail: `${missing} not found` });
-    return unavailable(
-      `the sandbox launcher needs ${missing}: install them with \`apt-get install bash util-linux\`.`,
-    );
+    return `the sandbox launcher needs ${missing}: install them with \`apt-get install bash util-linux\`.`;
   }
-  // A root parent needs no user namespace (bubblewrap sets up as root) but setpriv to drop to the
-  // unprivileged identity; any other parent runs bubblewrap in a user namespace of its own.
+  return { bwrap, bash, prlimit };
+}
+
+/**
+ * Who programs run as, and whether AppArmor restricts user namespaces (to explain a failed
+ * start); or what is missing, as the reason to show. A root parent needs no user namespace
+ * (bubblewrap sets up as root) but setpriv to drop to the unprivileged identity; any other parent
+ * runs bubblewrap in a user namespace of its own.
+ */
+async function programIdentity(
+  options: BwrapSandboxOptions,
+  checks: SandboxCheck[],
+): Promise<{ identity: BwrapIdentity; appArmorRestricted: boolean } | string> {
   const isRootParent = process.getuid?.() === 0;
-  let identity: BwrapIdentity;
-  let appArmorRestricted = false;
   if (isRootParent) {
     const dropped = await droppedIdentity(options);
     if (typeof dropped === 'string') {
       checks.push({ name: 'identity', status: 'missing', detail: dropped });
-      return unavailable(dropped);
+      return dropped;
     }
-    identity = dropped;
-  } else {
-    const namespaces = await userNamespaces();
-    if (namespaces.problem !== undefined) {
-      checks.push({ name: 'user namespaces', status: 'missing', detail: namespaces.problem });
-      return unavailable(namespaces.problem);
-    }
-    appArmorRestricted = namespaces.appArmorRestricted;
-    identity = { kind: 'parent', uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    return { identity: dropped, appArmorRestricted: false };
   }
+  const namespaces = await userNamespaces();
+  if (namespaces.problem !== undefined) {
+    checks.push({ name: 'user namespaces', status: 'missing', detail: namespaces.problem });
+    return namespaces.problem;
+  }
+  return {
+    identity: { kind: 'parent', uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+    appArmorRestricted: namespaces.appArmorRestricted,
+  };
+}
+
+/** The architecture of this machine's seccomp filter; or, where none can be loaded, the reason to show. */
+async function seccompSupport(
+  checks: SandboxCheck[],
+): Promise<{ architecture: SeccompArchitecture; problem?: undefined } | { problem: string }> {
   const architecture = seccompArchitecture();
   if (architecture === undefined) {
     checks.push({ name: 'seccomp', status: 'missing', detail: `no filter for ${process.arch}` });
-    return unavailable(
-      `Ghost's seccomp filter covers x64 and arm64, and this machine is ${process.arch}; without it the sandbox cannot deny dangerous system calls.`,
-    );
+    return {
+      problem: `Ghost's seccomp filter covers x64 and arm64, and this machine is ${process.arch}; without it the sandbox cannot deny dangerous system calls.`,
+    };
   }
   if (!(await kernelHasSeccomp())) {
     checks.push({ name: 'seccomp', status: 'missing', detail: 'the kernel has no seccomp filter support' });
-    return unavailable(
-      'the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER); use a kernel with it.',
-    );
+    return {
+      problem: 'the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER); use a kernel with it.',
+    };
   }
-  const tools: HostTools = { bwrap, bash, prlimit };
-  const cgroups = options.cgroups === 'off' ? undefined : await detectCgroups();
-  if (cgroups !== undefined) await removeStaleSandboxCgroups(cgroups);
-  const proof = await proveSandbox(tools, architecture, cgroups, identity, start);
-  if (proof.problem !== undefined) {
-    checks.push({ name: 'namespaces', status: 'missing', detail: proof.problem });
-    return unavailable(explainStartFailure(proof.problem, appArmorRestricted, identity));
-  }
-  const usableCgroups = proof.cgroupsWork ? cgroups : undefined;
-  checks.push(
-    {
-      name: 'namespaces',
-      status: 'enforced',
-      detail:
-        identity.kind === 'parent'
-          ? 'user (nested ones disabled), pid, ipc, uts, cgroup, net (unless network is asked for), mount'
-          : 'pid, ipc, uts, cgroup, net (unless network is asked for), mount; no user namespace, as the parent is root (nested ones are denied by seccomp)',
-    },
-    { name: 'identity', status: 'enforced', detail: describeBwrapIdentity(identity) },
-    {
-      name: 'filesystem',
-      status: 'enforced',
-      detail:
-        "read-only tmpfs root with only the runtime paths; a writable workspace made by the kit, in a folder only the parent's user can enter (nosuid, nodev); /proc/sys read-only; /proc/cmdline and /proc/1 covered",
-    },
-    {
-      name: 'seccomp',
-      status: 'enforced',
-      detail: describeSeccompPolicy({ architecture, network: 'none', subprocesses: 'deny' }),
-    },
-    {
-      name: 'privileges',
-      status: 'enforced',
-      detail: 'all capabilities dropped, no new privileges, new session (no TIOCSTI)',
-    },
-    {
-      name: 'rlimits',
-      status: 'enforced',
-      detail: 'RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 through prlimit',
-    },
-    memoryCheck(usableCgroups, options, proof.cgroupProblem),
-    processCheck(usableCgroups, options, proof.cgroupProblem),
-  );
-  return {
-    detection: {
-      available: true,
-      capabilities: bwrapCapabilities(usableCgroups?.pidsParent !== undefined),
-      checks,
-    },
-    tools,
-    architecture,
-    identity,
-    ...(usableCgroups === undefined ? {} : { cgroups: usableCgroups }),
-  };
+  return { architecture };
 }
 
 /**
@@ -272,33 +258,6 @@ async function kernelHasSeccomp(): Promise<boolean> {
   return /^Seccomp:/m.test(status);
 }
 
-/** Turns bubblewrap's start-up error into what to do about it. */
-function explainStartFailure(problem: string, appArmorRestricted: boolean, identity: BwrapIdentity): string {
-  if (identity.kind === 'dropped' && /setpriv/.test(problem)) {
-    return `setpriv could not switch programs to their ids, from ${identity.ids.first} (are ids ${identity.ids.first} to ${identity.ids.first + identity.ids.count - 1} mapped in this container's user namespace?): choose a range that is with createBwrapSandbox({ unprivilegedIds }), or run Ghost as a non-root user. It said: ${problem}`;
-  }
-  if (
-    identity.kind === 'dropped' &&
-    /No permissions to creat(?:e|ing) new namespace|Operation not permitted|Creating new namespace failed/i.test(
-      problem,
-    )
-  ) {
-    return `this process runs as root, and bubblewrap sets up a root parent's sandbox without a user namespace, which needs CAP_SYS_ADMIN; it is missing here (a container without it, or a seccomp or LSM policy): run Ghost as a non-root user (bubblewrap then uses a user namespace), or give the container CAP_SYS_ADMIN. bubblewrap said: ${problem}`;
-  }
-  if (appArmorRestricted) {
-    return `bubblewrap cannot create a user namespace because AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1): install an AppArmor profile that allows userns for bwrap (see /etc/apparmor.d/bwrap-userns-restrict on Ubuntu), or run \`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` as root. bubblewrap said: ${problem}`;
-  }
-  if (
-    /setting up uid map|No permissions to creat(?:e|ing) new namespace|Operation not permitted/i.test(problem)
-  ) {
-    return `bubblewrap is not allowed to create namespaces here (inside an unprivileged container, or blocked by a seccomp or LSM policy): run on the host, or give the container user namespaces (Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined). bubblewrap said: ${problem}`;
-  }
-  if (/seccomp/i.test(problem)) {
-    return `bubblewrap could not load the seccomp filter: ${problem}`;
-  }
-  return `bubblewrap could not start a sandbox: ${problem}`;
-}
-
 interface Proof {
   readonly problem?: string;
   readonly cgroupsWork: boolean;
@@ -317,112 +276,81 @@ async function proveSandbox(
   identity: BwrapIdentity,
   start: StartProcess,
 ): Promise<Proof> {
-  const attempt = async (withCgroup: boolean): Promise<string | undefined> => {
-    const workspace = await createSandboxWorkspace({ prefix: 'ghost-bwrap-probe-' });
-    const command = await realpath(process.execPath);
-    const plan = planSandboxSpawn(
-      {
-        command,
-        args: ['-e', "process.stdout.write(process.getuid() + ' ' + process.getgid())"],
-        env: {},
-        runtimePaths: [dirname(command)],
-        workspace,
-        subprocesses: 'deny',
-        limits: { cpuSeconds: 10, fileBytes: 1_000_000, openFiles: 256, wallSeconds: 30 },
-      },
-      { name: 'bwrap', capabilities: bwrapCapabilities(false) },
-    );
-    const cgroup =
-      withCgroup && cgroups !== undefined
-        ? await createSandboxCgroup(cgroups, { memoryBytes: 512 * 1024 * 1024, processes: 64 }).catch(
-            () => undefined,
-          )
-        : undefined;
-    let child: SandboxProcess | undefined;
-    try {
-      child = await start({
-        plan,
-        paths: await planSandboxPaths(plan),
-        tools,
-        sharedLibraries: await sharedLibraries(command),
-        identity,
-        seccompFilter: buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' }),
-        ...(cgroup === undefined ? {} : { cgroup }),
-      });
-      const exit = await child.exited;
-      if (exit.code !== 0) {
-        return `a probe program in the sandbox exited with ${exit.code ?? exit.signal}: ${child.stderr.text.trim()}`;
-      }
-      const ids = identity.kind === 'parent' ? identity : programIdsOf(identity.ids, child.pid);
-      const expected = `${ids?.uid} ${ids?.gid}`;
-      if (child.stdout.text !== expected) {
-        return `a probe program in the sandbox ran as uid and gid "${child.stdout.text}", not ${expected}`;
-      }
-      return undefined;
-    } catch (error) {
-      // bubblewrap's own words; the advice to run ghost-doctor is for spawns, not for the doctor itself.
-      return (error as Error).message
-        .replace(/^bubblewrap could not start the sandbox: /, '')
-        .replace(/ Run ghost-doctor to see .*$/, '');
-    } finally {
-      if (child !== undefined) await child.close().catch(() => undefined);
-      else {
-        await cgroup?.remove().catch(() => undefined);
-        await removeSandboxWorkspace(workspace);
-      }
-    }
-  };
+  const probe: SandboxProbe = { tools, architecture, cgroups, identity, start };
   if (cgroups === undefined) {
-    const problem = await attempt(false);
+    const problem = await runProbe(probe, false);
     return problem === undefined ? { cgroupsWork: false } : { problem, cgroupsWork: false };
   }
-  const withCgroup = await attempt(true);
+  const withCgroup = await runProbe(probe, true);
   if (withCgroup === undefined) return { cgroupsWork: true };
-  const without = await attempt(false);
+  const without = await runProbe(probe, false);
   if (without !== undefined) return { problem: without, cgroupsWork: false };
   return { cgroupsWork: false, cgroupProblem: withCgroup };
 }
 
-function memoryCheck(
-  cgroups: CgroupSupport | undefined,
-  options: BwrapSandboxOptions,
-  problem?: string,
-): SandboxCheck {
-  if (cgroups?.memoryParent !== undefined) {
-    return {
-      name: 'memory limit',
-      status: 'enforced',
-      detail: `cgroup v${cgroups.version} memory controller under ${cgroups.memoryParent}`,
-    };
-  }
-  return {
-    name: 'memory limit',
-    status: 'fallback',
-    detail: `no usable memory cgroup (${whyNoCgroup(options, problem)}); the parent samples the sandbox's resident memory every 50 ms and kills it over the limit`,
-  };
+/** What one probe runs with. */
+interface SandboxProbe {
+  readonly tools: HostTools;
+  readonly architecture: SeccompArchitecture;
+  readonly cgroups: CgroupSupport | undefined;
+  readonly identity: BwrapIdentity;
+  readonly start: StartProcess;
 }
 
-function processCheck(
-  cgroups: CgroupSupport | undefined,
-  options: BwrapSandboxOptions,
-  problem?: string,
-): SandboxCheck {
-  if (cgroups?.pidsParent !== undefined) {
-    return {
-      name: 'process limit',
-      status: 'enforced',
-      detail: `cgroup v${cgroups.version} pids controller under ${cgroups.pidsParent}`,
-    };
+/** Runs the probe program once, in the cgroup or not; what went wrong, or undefined when it ran as it should. */
+async function runProbe(probe: SandboxProbe, withCgroup: boolean): Promise<string | undefined> {
+  const { tools, architecture, cgroups, identity, start } = probe;
+  const workspace = await createSandboxWorkspace({ prefix: 'ghost-bwrap-probe-' });
+  const command = await realpath(process.execPath);
+  const plan = planSandboxSpawn(
+    {
+      command,
+      args: ['-e', "process.stdout.write(process.getuid() + ' ' + process.getgid())"],
+      env: {},
+      runtimePaths: [dirname(command)],
+      workspace,
+      subprocesses: 'deny',
+      limits: { cpuSeconds: 10, fileBytes: 1_000_000, openFiles: 256, wallSeconds: 30 },
+    },
+    { name: 'bwrap', capabilities: bwrapCapabilities(false) },
+  );
+  const cgroup =
+    withCgroup && cgroups !== undefined
+      ? await createSandboxCgroup(cgroups, { memoryBytes: 512 * 1024 * 1024, processes: 64 }).catch(
+          () => undefined,
+        )
+      : undefined;
+  let child: SandboxProcess | undefined;
+  try {
+    child = await start({
+      plan,
+      paths: await planSandboxPaths(plan),
+      tools,
+      sharedLibraries: await sharedLibraries(command),
+      identity,
+      seccompFilter: buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' }),
+      ...(cgroup === undefined ? {} : { cgroup }),
+    });
+    const exit = await child.exited;
+    if (exit.code !== 0) {
+      return `a probe program in the sandbox exited with ${exit.code ?? exit.signal}: ${child.stderr.text.trim()}`;
+    }
+    const ids = identity.kind === 'parent' ? identity : programIdsOf(identity.ids, child.pid);
+    const expected = `${ids?.uid} ${ids?.gid}`;
+    if (child.stdout.text !== expected) {
+      return `a probe program in the sandbox ran as uid and gid "${child.stdout.text}", not ${expected}`;
+    }
+    return undefined;
+  } catch (error) {
+    // bubblewrap's own words; the advice to run ghost-doctor is for spawns, not for the doctor itself.
+    return (error as Error).message
+      .replace(/^bubblewrap could not start the sandbox: /, '')
+      .replace(/ Run ghost-doctor to see .*$/, '');
+  } finally {
+    if (child !== undefined) await child.close().catch(() => undefined);
+    else {
+      await cgroup?.remove().catch(() => undefined);
+      await removeSandboxWorkspace(workspace);
+    }
   }
-  return {
-    name: 'process limit',
-    status: 'missing',
-    detail: `no usable pids cgroup (${whyNoCgroup(options, problem)}); limits.processes is refused, and subprocess denial (code mode's default) keeps the sandbox to one process`,
-  };
-}
-
-function whyNoCgroup(options: BwrapSandboxOptions, problem?: string): string {
-  if (options.cgroups === 'off') return "cgroups: 'off' was set";
-  if (problem !== undefined) return `joining one failed: ${problem}`;
-  return 'this process may not create cgroups; on cgroup v2 run Ghost in a delegated cgroup (systemd Delegate=yes with DelegateSubgroup=)';
 }

@@ -1,26 +1,17 @@
-import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import {
   ConfigurationError,
   defineSandboxBackend,
-  planSandboxPaths,
-  planSandboxSpawn,
   type SandboxBackendV1,
   type SandboxDetection,
-  type SandboxNetwork,
   type SandboxProcess,
   type SandboxSpawnSpec,
-  SandboxUnavailableError,
 } from '@ghost/core/sandbox';
-import { checkUnprivilegedIds, isUsableByOthers, type UnprivilegedIds } from './bwrap-identity.js';
+import { checkUnprivilegedIds, type UnprivilegedIds } from './bwrap-identity.js';
 import { startBwrapProcess } from './bwrap-process.js';
+import { spawnInBwrap } from './bwrap-spawn.js';
 import { type CachedBwrapEnvironment, detectBwrapCached } from './cached-bwrap-detection.js';
-import { createSandboxCgroup, type SandboxCgroup } from './cgroups.js';
 import { defaultDetectionCacheDirectory } from './detection-cache.js';
-import { buildSeccompFilter, type SeccompArchitecture } from './seccomp-filter.js';
-import { sharedLibraries } from './shared-libraries.js';
-import { reachStartStep } from './start-steps.js';
 
 /** Options for {@link createBwrapSandbox}. */
 export interface BwrapSandboxOptions {
@@ -93,22 +84,7 @@ function checkDetectionCache(choice: unknown): void {
  * ```
  */
 export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBackendV1 {
-  if (options.cgroups !== undefined && options.cgroups !== 'auto' && options.cgroups !== 'off') {
-    throw new ConfigurationError(
-      `The bwrap option cgroups must be 'auto' or 'off', got ${String(options.cgroups)}.`,
-    );
-  }
-  checkDetectionCache(options.detectionCache);
-  if ('unprivilegedIdentity' in options) {
-    throw new ConfigurationError(
-      'The bwrap option unprivilegedIdentity is gone: every program now runs as an identity of its own. Give a range with unprivilegedIds: { first, count } instead, or leave it out.',
-      { option: 'unprivilegedIdentity' },
-    );
-  }
-  const unprivilegedIds =
-    options.unprivilegedIds === undefined ? undefined : checkUnprivilegedIds(options.unprivilegedIds);
-  const detectOptions: BwrapSandboxOptions =
-    unprivilegedIds === undefined ? options : { ...options, unprivilegedIds };
+  const detectOptions = checkBwrapSandboxOptions(options);
   // Once per backend, so once per process for the built-in one; from the disk cache when it holds.
   let detecting: Promise<CachedBwrapEnvironment> | undefined;
   const cached = () => {
@@ -129,123 +105,33 @@ export function createBwrapSandbox(options: BwrapSandboxOptions = {}): SandboxBa
       return (await environment()).detection;
     },
     async spawn(spec: SandboxSpawnSpec): Promise<SandboxProcess> {
-      const found = await environment();
-      const { detection } = found;
-      const { identity } = found;
-      if (
-        !detection.available ||
-        found.tools === undefined ||
-        found.architecture === undefined ||
-        identity === undefined
-      ) {
-        throw new SandboxUnavailableError(
-          `The bwrap sandbox cannot contain programs here: ${detection.reason}`,
-          {
-            backend: 'bwrap',
-          },
-        );
-      }
-      const plan = planSandboxSpawn(spec, { name: 'bwrap', capabilities: detection.capabilities });
-      // Real paths to bind, and the links to recreate outside them: bubblewrap cannot bind onto a
-      // link inside a directory it has already bound, and Node resolves a linked package's
-      // dependencies from the link's own location.
-      const paths = await planSandboxPaths(plan);
-      if (identity.kind === 'dropped') {
-        // Only a diagnosis: what bubblewrap binds is what planSandboxPaths resolved.
-        requireUsable(plan.command, 'command', await requireExisting(plan.command, 'command'), 'execute');
-        for (const [index, path] of plan.runtimePaths.entries()) {
-          const field = `runtimePaths[${index}]`;
-          requireUsable(path, field, await requireExisting(path, field), 'read');
-        }
-      }
-      plan.signal?.throwIfAborted();
-      const libraries = await sharedLibraries(plan.command).catch((error: unknown) => {
-        throw new SandboxUnavailableError(
-          `The bwrap sandbox cannot start ${plan.command}: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
+      return spawnInBwrap(await environment(), spec, async () => {
+        await (await cached()).forget();
       });
-      const cgroupLimits = {
-        ...(plan.limits.memoryBytes !== undefined && found.cgroups?.memoryParent
-          ? { memoryBytes: plan.limits.memoryBytes }
-          : {}),
-        ...(plan.limits.processes !== undefined ? { processes: plan.limits.processes } : {}),
-      };
-      let cgroup: SandboxCgroup | undefined;
-      if (found.cgroups !== undefined && Object.keys(cgroupLimits).length > 0) {
-        cgroup = await createSandboxCgroup(found.cgroups, cgroupLimits).catch((error: unknown) => {
-          throw new SandboxUnavailableError(
-            `The bwrap sandbox could not create the cgroup that bounds memory and processes: ${(error as Error).message}. Check that this process may still write under ${found.cgroups?.memoryParent ?? found.cgroups?.pidsParent}, or create the backend with cgroups: 'off' (memory is then sampled and limits.processes refused).`,
-            { cause: error, backend: 'bwrap' },
-          );
-        });
-      }
-      reachStartStep('cgroups made', { workspace: plan.workspace, cgroups: cgroup?.directories ?? [] });
-      try {
-        return await startBwrapProcess({
-          plan,
-          paths,
-          tools: found.tools,
-          sharedLibraries: libraries,
-          identity,
-          seccompFilter: seccompFilterFor(found.architecture, plan.network, plan.subprocesses),
-          ...(cgroup === undefined ? {} : { cgroup }),
-          ...(plan.limits.memoryBytes !== undefined && cgroupLimits.memoryBytes === undefined
-            ? { sampledMemoryBytes: plan.limits.memoryBytes }
-            : {}),
-        });
-      } catch (error) {
-        await cgroup?.remove().catch(() => undefined);
-        // bubblewrap itself failed: what was detected (maybe by another process) may no longer
-        // hold, so the next process proves the sandbox again.
-        if (SandboxUnavailableError.isInstance(error)) await (await cached()).forget();
-        throw error;
-      }
     },
   });
 }
 
 /**
- * With a root parent the program runs as an identity of its own, which owns no file and has no
- * groups, so a runtime path others cannot read would fail inside with a bare EACCES; say so here,
- * with what to do.
+ * Checks the options when the backend is created, so a mistake fails there and not at the first
+ * spawn; returns the options detection runs with.
  */
-function requireUsable(path: string, field: string, stats: Stats, purpose: 'read' | 'execute'): void {
-  if (isUsableByOthers(stats, purpose)) return;
-  const needed = purpose === 'execute' ? 'execute' : stats.isDirectory() ? 'read and search' : 'read';
-  const grant = purpose === 'execute' || stats.isDirectory() ? 'rx' : 'r';
-  throw new ConfigurationError(
-    `The spawn spec's ${field} ${path} is mode ${(stats.mode & 0o7777).toString(8)}, owner ${stats.uid}: programs run as an unprivileged identity of their own, with no groups, because this process is root, and cannot ${needed} it. Let others ${needed} it (chmod o+${grant}).`,
-    { option: field, path },
-  );
-}
-
-async function requireExisting(path: string, field: string) {
-  return stat(path).catch((error: unknown) => {
+function checkBwrapSandboxOptions(options: BwrapSandboxOptions): BwrapSandboxOptions {
+  if (options.cgroups !== undefined && options.cgroups !== 'auto' && options.cgroups !== 'off') {
     throw new ConfigurationError(
-      `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass a path that exists.`,
-      { cause: error, option: field, path },
+      `The bwrap option cgroups must be 'auto' or 'off', got ${String(options.cgroups)}.`,
     );
-  });
-}
-
-// Four policies at most; each program reuses its policy's filter instead of building it again.
-const seccompFilters = new Map<string, Buffer>();
-
-function seccompFilterFor(
-  architecture: SeccompArchitecture,
-  network: SandboxNetwork,
-  subprocesses: 'allow' | 'deny',
-): Buffer {
-  const key = `${architecture}/${network}/${subprocesses}`;
-  let filter = seccompFilters.get(key);
-  if (filter === undefined) {
-    filter = buildSeccompFilter({ architecture, network, subprocesses });
-    seccompFilters.set(key, filter);
   }
-  return filter;
+  checkDetectionCache(options.detectionCache);
+  if ('unprivilegedIdentity' in options) {
+    throw new ConfigurationError(
+      'The bwrap option unprivilegedIdentity is gone: every program now runs as an identity of its own. Give a range with unprivilegedIds: { first, count } instead, or leave it out.',
+      { option: 'unprivilegedIdentity' },
+    );
+  }
+  const unprivilegedIds =
+    options.unprivilegedIds === undefined ? undefined : checkUnprivilegedIds(options.unprivilegedIds);
+  return unprivilegedIds === undefined ? options : { ...options, unprivilegedIds };
 }
 
 /** The bubblewrap backend with default options, as `sandbox: 'bwrap'` and, on Linux, `'native'` load it. */

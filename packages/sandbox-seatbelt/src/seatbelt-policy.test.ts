@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { ConfigurationError, type SandboxSpawnPlan } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
-import { largestInlinePathBytes, type SeatbeltPolicy, seatbeltPolicy } from './seatbelt-policy.js';
+import { largestInlinePathBytes } from './profile-paths.js';
+import { type SeatbeltPolicy, seatbeltPolicy } from './seatbelt-policy.js';
 import { checkProfileShape, type PathFilter, pathFiltersFor, readSbpl } from './test-support/sbpl-reader.js';
 
 const plan: SandboxSpawnPlan = {
