@@ -1,15 +1,16 @@
 // The host of the node:vm engine. Code mode starts it (node src/vm-host.mjs) inside the sandbox,
 // under Node's permission model; it is plain JavaScript because the host runs on plain Node.
 import vm from 'node:vm';
-import { describeInterrupt, describeStall, runProcessHost } from '@ghost/code-mode/host';
+import { describeInterrupt, GuestTurnLoop, hostThen, runProcessHost } from '@ghost/code-mode/host';
 
-const hostThen = Promise.prototype.then;
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** What a guest error says, read defensively: the program made the object. */
-function failure(error) {
+function failure(error, limits) {
   try {
-    if (error?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return undefined;
+    if (error?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+      return { status: 'error', error: describeInterrupt('cpu', limits) };
+    }
     return {
       status: 'error',
       error: `${String(error?.name ?? 'Error')}: ${String(error?.message ?? error)}`,
@@ -26,9 +27,7 @@ class VmGuest {
   #control;
   #setupError;
   #program;
-  #deliveries = [];
-  #callsInFlight = 0;
-  #wake;
+  #turns;
 
   constructor(setup) {
     this.#limits = setup.limits;
@@ -38,7 +37,7 @@ class VmGuest {
       const prelude = this.#evaluate(setup.prelude, 'prelude.js');
       this.#control = prelude((text) => this.#program?.write(String(text)), setup.toolsJson);
     } catch (error) {
-      this.#setupError = failure(error);
+      this.#setupError = failure(error, this.#limits);
     }
   }
 
@@ -47,71 +46,44 @@ class VmGuest {
     return vm.runInContext(source, this.#context, { filename, timeout: this.#limits.cpuSeconds * 1000 });
   }
 
-  deliverResults(resultsJson) {
-    if (this.#program === undefined) return;
-    this.#deliveries.push(resultsJson);
-    this.#wake?.();
-  }
-
   async run(program) {
     if (this.#setupError) return this.#setupError;
     this.#program = program;
-    const wallDeadline = Date.now() + this.#limits.wallSeconds * 1000;
+    this.#turns = new GuestTurnLoop(program, this.#limits);
+    let hasEnded = false;
     let outcome;
     try {
       const started = this.#evaluate(program.source, 'program.js');
-      let hasProgramEnded = false;
-      const ended = () => {
-        hasProgramEnded = true;
-      };
-      hostThen.call(started, ended, ended);
-      const completion = this.#control.settle(started);
-      // The host's own then: the program may have replaced the guest's.
-      hostThen.call(completion, (json) => {
-        outcome = JSON.parse(json);
-      });
-      for (;;) {
+      hostThen(
+        started,
+        () => (hasEnded = true),
+        () => (hasEnded = true),
+      );
+      hostThen(this.#control.settle(started), (json) => (outcome = JSON.parse(json)));
+    } catch (error) {
+      return failure(error, this.#limits);
+    }
+    return this.#turns.run({
+      runJobs: async () => {
         this.#evaluate('undefined', 'turn.js'); // runs the jobs queued since the last turn
         await nextTurn();
-        if (outcome !== undefined) return outcome;
-        if (program.isStopRequested) return this.#interrupted('stop');
-        if (Date.now() > wallDeadline) return this.#interrupted('wall');
-        const calls = this.#control.takeCalls();
-        if (typeof calls === 'string') {
-          this.#callsInFlight += JSON.parse(calls).length;
-          program.sendCalls(calls);
-        }
-        if (this.#deliveries.length === 0) {
-          if (this.#callsInFlight === 0) return { status: 'error', error: describeStall(hasProgramEnded) };
-          await new Promise((wake) => {
-            this.#wake = wake;
-          });
-          this.#wake = undefined;
-        }
-        for (const resultsJson of this.#deliveries.splice(0)) {
-          this.#callsInFlight = this.#control.deliverResults(resultsJson);
-        }
-      }
-    } catch (error) {
-      return failure(error) ?? this.#interrupted('cpu');
-    }
+      },
+      takeCalls: () => this.#control.takeCalls(),
+      deliverResults: (resultsJson) => this.#control.deliverResults(resultsJson),
+      outcome: () => outcome,
+      hasProgramEnded: () => hasEnded,
+      describeFailure: (error) => failure(error, this.#limits),
+    });
   }
 
-  #interrupted(reason) {
-    return { status: 'error', error: describeInterrupt(reason, this.#limits) };
+  deliverResults(resultsJson) {
+    this.#turns?.deliverResults(resultsJson);
   }
 
   dispose() {
     this.#program = undefined;
-    this.#deliveries = [];
-    this.#wake?.();
+    this.#turns?.close();
   }
 }
-
-// A guest promise rejected with no handler (exit() ends a program by throwing) is the guest's
-// business; Node would otherwise end the host for it. The host's own rejections still do.
-process.on('unhandledRejection', (reason, promise) => {
-  if (promise instanceof Promise) throw reason;
-});
 
 await runProcessHost({ engine: 'node-vm', prepare: async (setup) => new VmGuest(setup) });
