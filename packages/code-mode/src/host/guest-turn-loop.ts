@@ -117,6 +117,14 @@ export class GuestTurnLoop {
     this.#wake?.();
   }
 
+  /**
+   * Asks for a turn now, for a guest that reports its end from outside a turn (an engine's
+   * callback): a loop that waits for tool results reads the outcome at once.
+   */
+  wake(): void {
+    this.#wake?.();
+  }
+
   /** Drops waiting results and ends a loop that waits (the driver's `dispose`). */
   close(): void {
     this.#isClosed = true;
@@ -149,6 +157,9 @@ export class GuestTurnLoop {
       const reason = this.#limitReached();
       if (reason !== undefined) return this.#interrupted(reason);
       const calls = await turns.takeCalls();
+      // An engine that reports its end from a callback may have ended while the calls were taken.
+      const ended = turns.outcome();
+      if (ended !== undefined) return ended;
       if (typeof calls === 'string') {
         this.#callsInFlight += countEntries(calls);
         this.#program.sendCalls(calls);
