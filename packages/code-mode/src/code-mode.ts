@@ -2,6 +2,7 @@ import type { Runtime, Tool } from '@ghost/core';
 import type { AgentCodeMode, AgentCodeModeStart, PreparedAgentCodeMode } from '@ghost/core/tool-calls';
 import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
+import { warnUnboundedMemory } from './engine-capability.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { RefreshingSession } from './parent/refreshing-session.js';
@@ -308,6 +309,7 @@ async function startCodeMode(
   if (sandboxFound.status === 'rejected') throw sandboxFound.reason;
   const sandbox = sandboxFound.value;
   context.attachSandbox(sandbox.backend);
+  warnUnboundedMemory(engine, sandbox, limits.memoryBytes);
   const observationWindowMs = settings.observationWindowMs ?? defaultObservationWindowMs;
   const instructionsOf = (catalog: ToolCatalog) =>
     engine.instructions({

@@ -23,6 +23,8 @@ describe('defineHostEngine', () => {
     expect(engine).toMatchObject({ kind: 'engine', specificationVersion: 'engine-v1', name: 'tiny' });
     expect(engine.placements).toEqual(['process']);
     expect(Object.isFrozen(engine)).toBe(true);
+    expect(engine.capabilities).toBeUndefined();
+    expect(defineHostEngine({ ...definition, capabilities: [] }).capabilities).toEqual([]);
   });
 
   it.each([
@@ -42,6 +44,12 @@ describe('defineHostEngine', () => {
     ['an unknown placement', { placements: ['cloud'] }, /placements must list one or more/],
     ["'thread' without a thread worker", { placements: ['process', 'thread'] }, /no host\.threadWorker/],
     ['a prepare that is not a function', { prepare: 'check' }, /prepare must be a function/],
+    [
+      'an unknown capability',
+      { capabilities: ['guest-memory'] },
+      /no engine capability is named "guest-memory"/,
+    ],
+    ['capabilities that are not a list', { capabilities: 'all' }, /capabilities must be a list/],
   ])('refuses %s where the engine is defined', (_case, change, message) => {
     const attempt = () => defineHostEngine({ ...definition, ...change } as unknown as HostEngineDefinition);
     expect(attempt).toThrow(CodeModeConfigurationError);

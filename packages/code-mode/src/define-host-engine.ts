@@ -7,6 +7,7 @@ import {
   type EngineOpenContext,
   type EngineV1,
 } from './engine.js';
+import type { EngineCapability } from './engine-capability.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { openHostSession } from './parent/host-engine.js';
 
@@ -58,6 +59,11 @@ export interface HostEngineDefinition {
   readonly runtimePaths: readonly string[];
   /** The placements the engine supports; `'thread'` needs `host.threadWorker`. */
   readonly placements: readonly CodeModePlacement[];
+  /**
+   * What the engine can do beyond the contract, such as `['guest-memory-limit']` (see
+   * `EngineCapability`); `[]` for none. Left out, it claims all of them.
+   */
+  readonly capabilities?: readonly EngineCapability[];
   /** The text that teaches the model to write programs, including the tool declarations. */
   instructions(context: EngineInstructionsContext): string;
   readonly host: HostEngineHost;
@@ -87,13 +93,14 @@ export interface HostEngineDefinition {
  *   language: 'javascript',
  *   runtimePaths: packageRuntimePaths(packageRoot),
  *   placements: ['process', 'session'],
+ *   capabilities: [], // a fresh context that cannot bound memory
  *   instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh context' }),
  *   host: { script: fileURLToPath(new URL('./host.js', import.meta.url)) },
  * });
  * ```
  */
 export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
-  const { name, language, runtimePaths, placements, instructions, host, prepare } = definition;
+  const { name, language, runtimePaths, placements, capabilities, instructions, host, prepare } = definition;
   const subject = `Engine '${String(name)}'`;
   checkHost(subject, host, placements);
   if (prepare !== undefined && typeof prepare !== 'function') {
@@ -118,7 +125,15 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
       ? start.then((started) => openSession(context, started))
       : openSession(context, start);
   };
-  return defineEngine({ name, language, runtimePaths, placements, instructions, open });
+  return defineEngine({
+    name,
+    language,
+    runtimePaths,
+    placements,
+    ...(capabilities === undefined ? {} : { capabilities }),
+    instructions,
+    open,
+  });
 }
 
 function checkHost(subject: string, host: unknown, placements: unknown): asserts host is HostEngineHost {

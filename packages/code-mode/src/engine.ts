@@ -1,5 +1,6 @@
 import { type Artifact, type EnginePlugin, type JsonValue, validatePlugin } from '@ghost/core';
 import type { SandboxCapabilities } from '@ghost/core/sandbox';
+import { checkEngineCapabilities, type EngineCapability } from './engine-capability.js';
 import { CodeModeConfigurationError } from './errors.js';
 import type { CodeModeLimits } from './limits.js';
 import type { SandboxFactory } from './parent/sandbox-factory.js';
@@ -102,6 +103,14 @@ export interface EngineV1 extends EnginePlugin {
   readonly runtimePaths: readonly string[];
   /** The placements the engine supports. */
   readonly placements: readonly CodeModePlacement[];
+  /**
+   * What the engine can do beyond the contract (see {@link EngineCapability}), such as
+   * `['guest-memory-limit']`; `[]` when it can do none of it. Left out, it claims all of them.
+   * Code mode reads them at run time (an engine without `'guest-memory-limit'` in a sandbox with
+   * no memory limit gets a warning that `limits.memoryBytes` is not enforced), and the
+   * conformance suite skips the cases that need what the engine does not declare.
+   */
+  readonly capabilities?: readonly EngineCapability[];
   /** The text that teaches the model to write programs, including the tool declarations. */
   instructions(context: EngineInstructionsContext): string;
   open(context: EngineOpenContext): CodeModeSession | Promise<CodeModeSession>;
@@ -121,6 +130,7 @@ export interface EngineV1 extends EnginePlugin {
  *   language: 'javascript',
  *   runtimePaths: [],
  *   placements: ['process'],
+ *   capabilities: ['guest-memory-limit'],
  *   instructions: ({ catalog }) => `Write JavaScript.\n${catalog.declarations}`,
  *   open: (context) => new RemoteSession(context),
  * });
@@ -140,6 +150,12 @@ export function defineEngine(
     throw new CodeModeConfigurationError(
       `Engine '${String(engine.name)}' needs a language, such as 'javascript'.`,
     );
+  }
+  if (complete.capabilities !== undefined) {
+    const where = `Engine '${String(engine.name)}'`;
+    Object.assign(complete, {
+      capabilities: Object.freeze([...checkEngineCapabilities(complete.capabilities, where)]),
+    });
   }
   validatePlugin(complete, { kind: 'engine' });
   return Object.freeze(complete);

@@ -39,6 +39,7 @@ export {
   type ProgramResult,
   type ProgramStatus,
 } from './engine.js';
+export { type EngineCapability, engineCapabilities } from './engine-capability.js';
 export {
   CodeModeConfigurationError,
   type CodeModeConfigurationErrorCode,

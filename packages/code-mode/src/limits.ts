@@ -1,5 +1,5 @@
 import { CodeModeConfigurationError } from './errors.js';
-import { formatBytes } from './parent/head-and-tail.js';
+import { formatBytes } from './shared/head-and-tail.js';
 
 /** The limits of code mode. Every one is configurable; unknown keys are rejected. */
 export interface CodeModeLimits {

@@ -12,6 +12,7 @@ import {
 import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/tool-calls';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
+import { warnUnboundedMemory } from './engine-capability.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import {
   checkSpareHosts,
@@ -130,6 +131,7 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
       limits,
       spareHosts === undefined ? {} : { spareHosts },
     );
+    warnUnboundedMemory(options.engine, sandbox, limits.memoryBytes);
     const broker = new ToolBroker({ catalog, limits, callTool: (call) => runToolCall(call, environment) });
     session = await options.engine.open({
       broker,

@@ -1,9 +1,9 @@
 import type { Artifact, JsonValue } from '@ghost/core';
 import { type BrokeredToolCall, ConcurrencyLimit, type ToolCallOutcome } from '@ghost/core/tool-calls';
 import type { CodeModeLimits } from './limits.js';
-import { describeUntrusted } from './parent/describe-untrusted.js';
-import { formatBytes, keepHeadAndTail } from './parent/head-and-tail.js';
+import { describeUntrusted } from './shared/describe-untrusted.js';
 import { errorMessage } from './shared/error-message.js';
+import { formatBytes, keepHeadAndTail } from './shared/head-and-tail.js';
 import { exceedsJsonDepth } from './shared/json-depth.js';
 import {
   describeToolCallLimit,

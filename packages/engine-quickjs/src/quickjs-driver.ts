@@ -1,8 +1,8 @@
 import {
   describeInterrupt,
-  describeStall,
   type EngineDriver,
   type GuestSetup,
+  GuestTurnLoop,
   type HostLimits,
   type HostProgram,
   type InterruptReason,
@@ -102,10 +102,8 @@ class GuestSession implements PreparedGuest {
   readonly #context: QuickJSContext;
   readonly #limits: HostLimits;
   readonly #handles: QuickJSHandle[] = [];
-  /** Result batches waiting for the program's next turn. */
-  #deliveries: string[] = [];
-  /** Tool calls passed on whose results the guest has not had yet. */
-  #callsInFlight = 0;
+  /** The running program's turns; results wait there for its next turn. */
+  #turns: GuestTurnLoop | undefined;
   #control: ControlHandles | undefined;
   #setupError: ProgramCompletion | undefined;
   #program: HostProgram | undefined;
@@ -113,7 +111,6 @@ class GuestSession implements PreparedGuest {
   /** Why the running program must stop now, if it must; set when the program starts. */
   #checkLimits: (() => InterruptReason | undefined) | undefined;
   #isDisposed = false;
-  #wake: (() => void) | undefined;
   /** Set once the program completed with no error or limit hit: the module may serve again. */
   #isClean = false;
   readonly #returnModule: () => void;
@@ -159,9 +156,8 @@ class GuestSession implements PreparedGuest {
   }
 
   deliverResults(resultsJson: string): void {
-    if (this.#isDisposed || this.#program === undefined) return;
-    this.#deliveries.push(resultsJson);
-    this.#wake?.();
+    if (this.#isDisposed) return;
+    this.#turns?.deliverResults(resultsJson);
   }
 
   async run(program: HostProgram): Promise<ProgramCompletion> {
@@ -193,7 +189,8 @@ class GuestSession implements PreparedGuest {
     };
   }
 
-  async #runProgram(program: HostProgram): Promise<ProgramCompletion> {
+  /** Runs the program in code mode's turn loop: each turn runs the runtime's pending jobs. */
+  #runProgram(program: HostProgram): Promise<ProgramCompletion> | ProgramCompletion {
     const context = this.#context;
     const control = this.#control as ControlHandles;
     const started = this.#evaluate(program.source, 'program.js');
@@ -203,32 +200,38 @@ class GuestSession implements PreparedGuest {
     // The prelude's own promise, which never rejects: its state is read after each turn, with no
     // host callbacks to create.
     const completion = this.#keep(settled.value);
-    for (;;) {
-      for (const resultsJson of this.#takeDeliveries()) {
-        const results = context.newString(resultsJson);
-        const delivered = context.callFunction(control.deliverResults, context.undefined, results);
-        results.dispose();
-        if (delivered.error) return this.#failure(delivered.error);
-        // The prelude counts the calls still waiting, so results are never parsed here.
-        this.#callsInFlight = context.getNumber(delivered.value);
-        delivered.value.dispose();
-      }
-      const jobs = this.#runtime.executePendingJobs();
-      if (jobs.error) jobs.error.dispose();
-      if (this.#interrupted !== undefined) return { status: 'error', error: 'interrupted' };
-      const outcome = this.#outcome(completion);
-      if (outcome) return outcome; // calls still queued now are never run
-      this.#sendQueuedCalls(program);
-      if (this.#deliveries.length > 0 || this.#runtime.hasPendingJob()) continue;
-      // The guest runs only when a tool result wakes it: with no call in flight, nothing ever will.
-      if (this.#callsInFlight === 0)
-        return { status: 'error', error: describeStall(this.#isSettled(started.value)) };
-      // Nothing can run until a tool result wakes the loop.
-      await new Promise<void>((wake) => {
-        this.#wake = wake;
-      });
-      this.#wake = undefined;
-    }
+    const turns = new GuestTurnLoop(program, this.#limits);
+    this.#turns = turns;
+    return turns.run({
+      deliverResults: (resultsJson) => this.#deliver(resultsJson),
+      runJobs: () => {
+        const jobs = this.#runtime.executePendingJobs();
+        if (jobs.error) jobs.error.dispose();
+      },
+      hasPendingJobs: () => this.#runtime.hasPendingJob(),
+      takeCalls: () => this.#takeCalls(),
+      outcome: () => this.#outcome(completion),
+      hasProgramEnded: () => this.#isSettled(started.value),
+      interruptReason: () => this.#interrupted,
+      describeFailure: (error) => {
+        // Anything else is the engine failing, which rejects `run`.
+        if (error instanceof GuestFailure) return error.completion;
+        throw error;
+      },
+    });
+  }
+
+  /** Hands one batch of results to the prelude, which counts the calls still waiting. */
+  #deliver(resultsJson: string): number {
+    const context = this.#context;
+    const control = this.#control as ControlHandles;
+    const results = context.newString(resultsJson);
+    const delivered = context.callFunction(control.deliverResults, context.undefined, results);
+    results.dispose();
+    if (delivered.error) throw new GuestFailure(this.#failure(delivered.error));
+    const callsInFlight = context.getNumber(delivered.value);
+    delivered.value.dispose();
+    return callsInFlight;
   }
 
   /** The program's completion once `settle` has resolved it, read from the promise's state. */
@@ -248,25 +251,18 @@ class GuestSession implements PreparedGuest {
     return state.type !== 'pending';
   }
 
-  #takeDeliveries(): string[] {
-    const deliveries = this.#deliveries;
-    this.#deliveries = [];
-    return deliveries;
-  }
-
-  #sendQueuedCalls(program: HostProgram): void {
+  /** The prelude's queued calls, as JSON text, or undefined when none (or taking them threw). */
+  #takeCalls(): string | undefined {
     const context = this.#context;
     const control = this.#control as ControlHandles;
     const taken = context.callFunction(control.takeCalls, context.undefined);
     if (taken.error) {
       taken.error.dispose();
-      return;
+      return undefined;
     }
     const calls = context.typeof(taken.value) === 'string' ? context.getString(taken.value) : undefined;
     taken.value.dispose();
-    if (calls === undefined) return;
-    this.#callsInFlight += countEntries(calls);
-    program.sendCalls(calls);
+    return calls;
   }
 
   #write(textHandle: QuickJSHandle): void {
@@ -301,7 +297,7 @@ class GuestSession implements PreparedGuest {
   dispose(): void {
     if (this.#isDisposed) return;
     this.#isDisposed = true;
-    this.#deliveries = [];
+    this.#turns?.close();
     for (const handle of this.#handles.reverse()) if (handle.alive) handle.dispose();
     try {
       this.#context.dispose();
@@ -315,12 +311,11 @@ class GuestSession implements PreparedGuest {
   }
 }
 
-/** How many entries a JSON array of calls holds; anything else counts none. */
-function countEntries(json: string): number {
-  try {
-    const parsed: unknown = JSON.parse(json);
-    return Array.isArray(parsed) ? parsed.length : 0;
-  } catch {
-    return 0;
+/** A turn of the guest failed: the guest's error, already described. */
+class GuestFailure extends Error {
+  readonly completion: ProgramCompletion;
+  constructor(completion: ProgramCompletion) {
+    super(completion.error);
+    this.completion = completion;
   }
 }

@@ -18,6 +18,8 @@ export const quickjsEngine: EngineV1 = defineHostEngine({
   // Node's permission model lets the host read exactly these: its code and its dependencies'.
   runtimePaths: Object.freeze(packageRuntimePaths(packageRoot)),
   placements: ['process', 'session', 'thread'],
+  // The runtime's memory limit and the heap-size poll stop a guest past limits.memoryBytes.
+  capabilities: ['guest-memory-limit'],
   instructions: quickjsInstructions,
   // Hosts start from the bundled script: with QuickJS on Liftoff only, that is faster than from a
   // Node startup snapshot (docs/decisions/2026-12-05-host-start-without-snapshot.md).

@@ -1,8 +1,8 @@
 import {
   describeInterrupt,
-  describeStall,
   type EngineDriver,
   type GuestSetup,
+  GuestTurnLoop,
   type HostLimits,
   type HostProgram,
   type InterruptReason,
@@ -70,12 +70,14 @@ class V8Guest implements PreparedGuest {
   #exchange: ivm.Reference<Exchange> | undefined;
   /** Tool calls passed on whose results have not come back. */
   #callsInFlight = 0;
-  /** Calls into the isolate that have not returned. */
-  #stretchesRunning = 0;
   /** The program's own promise has settled (its completion may still be on its way). */
   #hasEnded = false;
+  /** The completion the prelude posted. */
+  #outcome: ProgramCompletion | undefined;
   #program: HostProgram | undefined;
+  #turns: GuestTurnLoop | undefined;
   #interrupted: InterruptReason | undefined;
+  /** Ends `run` at once: a limit disposed of the isolate, or the guest was disposed of. */
   #finish: ((completion: ProgramCompletion) => void) | undefined;
   #watch: ReturnType<typeof setInterval> | undefined;
   #isDisposed = false;
@@ -124,12 +126,13 @@ class V8Guest implements PreparedGuest {
 
   run(program: HostProgram): Promise<ProgramCompletion> {
     this.#program = program;
-    const finished = new Promise<ProgramCompletion>((resolve) => {
+    const ended = new Promise<ProgramCompletion>((resolve) => {
       this.#finish = resolve;
     });
     this.#watchLimits(program);
-    void this.#start(program).catch((error: unknown) => this.#fail(error));
-    return finished.then((completion) => {
+    const turns = this.#runTurns(program).catch((error: unknown) => this.#describeFailure(error));
+    return Promise.race([turns, ended]).then((completion) => {
+      this.#finish = undefined;
       this.#stopWatching();
       const reason = this.#interrupted;
       return reason === undefined
@@ -138,62 +141,71 @@ class V8Guest implements PreparedGuest {
     });
   }
 
-  async #start(program: HostProgram): Promise<void> {
+  /**
+   * Runs the program in code mode's turn loop. Its first turn runs the program's start; each
+   * later one a batch of tool results and what it wakes. isolated-vm runs the isolate's
+   * microtasks at the end of every call into it, so a turn needs no pump of its own.
+   */
+  async #runTurns(program: HostProgram): Promise<ProgramCompletion> {
     let script: ivm.Script;
     try {
       script = await this.#isolate.compileScript(programScript(program.source), { filename: 'program.js' });
     } catch (error) {
       // The parent parses every program first; this is V8 disagreeing with that parser.
-      this.#complete({ status: 'error', error: describeError(error) });
-      return;
+      return { status: 'error', error: describeError(error) };
     }
-    await this.#enter(() => script.run(this.#context));
-    script.release();
+    const turns = new GuestTurnLoop(program, this.#limits);
+    this.#turns = turns;
+    let isStarted = false;
+    return turns.run({
+      runJobs: async () => {
+        if (isStarted) return;
+        isStarted = true;
+        await this.#enter(() => script.run(this.#context));
+        script.release();
+      },
+      takeCalls: () => this.#takeCalls(),
+      deliverResults: (resultsJson) => this.#deliver(resultsJson),
+      outcome: () => this.#outcome,
+      hasProgramEnded: () => this.#hasEnded,
+      interruptReason: () => this.#interrupted,
+      describeFailure: (error) => this.#describeFailure(error),
+    });
   }
 
-  /**
-   * Runs one stretch of guest code (the program's start, or a tool result and what it wakes),
-   * then takes the tool calls it queued and passes them on together, so the calls of one stretch
-   * reach the parent in one frame.
-   */
+  /** Runs one stretch of guest code: the program's start, or a tool result and what it wakes. */
   async #enter(stretch: () => Promise<unknown>): Promise<void> {
-    this.#stretchesRunning += 1;
     try {
       await stretch();
     } catch (error) {
       // A live isolate only reports a rejection the program left unhandled, which, as in any
       // JavaScript runtime, does not end the program.
-      if (this.#isolate.isDisposed || isMemoryLimit(error)) this.#fail(error);
-    } finally {
-      this.#stretchesRunning -= 1;
+      if (this.#isolate.isDisposed || isMemoryLimit(error)) throw error;
     }
-    await this.#sendQueuedCalls();
-    // The guest runs only when the host calls into it: with no call in flight, nothing ever will.
-    if (this.#callsInFlight === 0 && this.#stretchesRunning === 0)
-      this.#complete({ status: 'error', error: describeStall(this.#hasEnded) });
   }
 
-  async #sendQueuedCalls(): Promise<void> {
-    const exchange = this.#exchange;
-    if (exchange === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
+  /** The tool calls the guest queued, taken together so one stretch's calls reach the parent in one frame. */
+  async #takeCalls(): Promise<string | undefined> {
+    const exchange = this.#exchange as ivm.Reference<Exchange>;
     let calls: unknown;
-    try {
+    await this.#enter(async () => {
       calls = await exchange.apply(undefined, ['take'], { result: { copy: true } });
-    } catch (error) {
-      if (this.#isolate.isDisposed || isMemoryLimit(error)) this.#fail(error);
-      return;
-    }
-    const program = this.#program;
-    if (typeof calls !== 'string' || program === undefined || this.#finish === undefined) return;
+    });
+    if (typeof calls !== 'string') return undefined;
     this.#callsInFlight += countCalls(calls);
-    program.sendCalls(calls);
+    return calls;
+  }
+
+  async #deliver(resultsJson: string): Promise<number> {
+    const exchange = this.#exchange as ivm.Reference<Exchange>;
+    this.#callsInFlight -= countCalls(resultsJson);
+    await this.#enter(() => exchange.apply(undefined, ['deliver', resultsJson]));
+    return this.#callsInFlight;
   }
 
   deliverResults(resultsJson: string): void {
-    const exchange = this.#exchange;
-    if (exchange === undefined || this.#finish === undefined || this.#isolate.isDisposed) return;
-    this.#callsInFlight -= countCalls(resultsJson);
-    void this.#enter(() => exchange.apply(undefined, ['deliver', resultsJson]));
+    if (this.#isolate.isDisposed) return;
+    this.#turns?.deliverResults(resultsJson);
   }
 
   #watchLimits(program: HostProgram): void {
@@ -231,16 +243,17 @@ class V8Guest implements PreparedGuest {
   }
 
   /** A call into the isolate failed: the isolate is gone (a limit), or V8 refused the program. */
-  #fail(error: unknown): void {
+  #describeFailure(error: unknown): ProgramCompletion {
     if (this.#interrupted === undefined && isMemoryLimit(error)) {
       this.#interrupted = 'memory';
     }
-    this.#complete({ status: 'error', error: describeError(error) });
+    return { status: 'error', error: describeError(error) };
   }
 
   #complete(completion: ProgramCompletion): void {
     const finish = this.#finish;
     this.#finish = undefined;
+    this.#turns?.close();
     finish?.(completion);
   }
 
@@ -251,7 +264,8 @@ class V8Guest implements PreparedGuest {
     if (op === 'ended') {
       this.#hasEnded = true;
     } else if (op === 'done') {
-      this.#complete(parseCompletion(text));
+      this.#outcome ??= parseCompletion(text);
+      this.#turns?.wake();
     }
   }
 

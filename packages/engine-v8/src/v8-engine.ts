@@ -74,6 +74,8 @@ export function createV8Engine(settings: V8EngineSettings = { resolveFrom: packa
     language: 'javascript',
     runtimePaths,
     placements: ['process', 'session'],
+    // The isolate's heap limit and the host's resident-memory watch stop a guest past limits.memoryBytes.
+    capabilities: ['guest-memory-limit'],
     instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh V8 isolate' }),
     host: { script: hostScript, nodeOptions: hostNodeOptions },
     prepare,

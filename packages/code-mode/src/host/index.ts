@@ -43,6 +43,7 @@ export {
   type ProgramCompletion,
 } from './engine-driver.js';
 export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js';
+export { GuestTurnLoop, type GuestTurns, hostThen } from './guest-turn-loop.js';
 export { rehearseProgram } from './host-rehearsal.js';
 export { type HostTransport, serveProgram } from './host-runtime.js';
 export { describeInterrupt, type InterruptReason } from './interrupt.js';

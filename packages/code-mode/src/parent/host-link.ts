@@ -1,6 +1,8 @@
 import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
+import { describeUntrusted } from '../shared/describe-untrusted.js';
 import { errorMessage } from '../shared/error-message.js';
 import { encodeFrame, FrameDecoder, maxFrameBytes } from '../shared/frame-codec.js';
+import { formatBytes } from '../shared/head-and-tail.js';
 import {
   type GuestToolEntry,
   type HostFrame,
@@ -11,8 +13,6 @@ import {
   protocolVersion,
   type SetupFrame,
 } from '../shared/protocol.js';
-import { describeUntrusted } from './describe-untrusted.js';
-import { formatBytes } from './head-and-tail.js';
 import type { SandboxedCommand, SandboxFactory } from './sandbox-factory.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { keepHeadAndTail } from '../shared/head-and-tail.js';
 import { exceedsJsonDepth } from '../shared/json-depth.js';
 import { limitProgramCompletion } from '../shared/program-completion-limit.js';
-import { keepHeadAndTail } from './head-and-tail.js';
 import { ProgramOutput } from './program-output.js';
 
 describe('ProgramOutput', () => {

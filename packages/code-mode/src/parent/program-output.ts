@@ -1,4 +1,4 @@
-import { formatBytes } from './head-and-tail.js';
+import { formatBytes } from '../shared/head-and-tail.js';
 
 /**
  * Room for the notes that say where output was cut. A host that follows the protocol causes one

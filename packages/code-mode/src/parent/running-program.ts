@@ -1,13 +1,13 @@
 import type { JsonValue } from '@ghost/core';
 import type { ProgramStatus } from '../engine.js';
 import type { CodeModeLimits } from '../limits.js';
+import { describeUntrusted } from '../shared/describe-untrusted.js';
 import { errorMessage } from '../shared/error-message.js';
 import { maxFrameBytes } from '../shared/frame-codec.js';
+import { formatBytes } from '../shared/head-and-tail.js';
 import { limitProgramCompletion } from '../shared/program-completion-limit.js';
 import type { GuestToolCall, HostFrame, ToolCallResult } from '../shared/protocol.js';
 import type { MeasuredToolCallResult, ProgramToolCalls } from '../tool-broker.js';
-import { describeUntrusted } from './describe-untrusted.js';
-import { formatBytes } from './head-and-tail.js';
 import type { HostLink } from './host-link.js';
 import { ProgramOutput } from './program-output.js';
 

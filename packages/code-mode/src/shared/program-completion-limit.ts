@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ghost/core';
-import { formatBytes, keepHeadAndTail } from '../parent/head-and-tail.js';
+import { formatBytes, keepHeadAndTail } from './head-and-tail.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import { maxValueDepth } from './protocol.js';
 

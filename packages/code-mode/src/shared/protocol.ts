@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ghost/core';
-import { describeUntrusted } from '../parent/describe-untrusted.js';
+import { describeUntrusted } from './describe-untrusted.js';
 import { exceedsJsonDepth } from './json-depth.js';
 
 /**

@@ -3,17 +3,14 @@ import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';
 import { afterEach } from 'vitest';
 import type { CodeModePlacement, EngineV1 } from '../../engine.js';
-import { CodeModeConfigurationError } from '../../errors.js';
+import { checkEngineCapabilities } from '../../engine-capability.js';
 import {
   type CodeModeSessionOptions,
   type OpenedCodeModeSession,
   openCodeModeSession,
 } from '../../open-code-mode-session.js';
 import type { SandboxChoice } from '../../parent/sandbox-factory.js';
-import {
-  type EngineConformanceCapability,
-  engineConformanceCapabilities,
-} from './engine-conformance-capability.js';
+import type { EngineConformanceCapability } from './engine-conformance-capability.js';
 
 /** The options of `describeEngineConformance` and {@link createConformanceContext}. */
 export interface EngineConformanceOptions {
@@ -28,9 +25,10 @@ export interface EngineConformanceOptions {
   readonly placement?: CodeModePlacement;
   /**
    * What the engine can do of what some cases need (see {@link EngineConformanceCapability}).
-   * Default: all of them. A case that needs one not listed is reported as skipped, with the
-   * reason in its name; list exactly what the engine does, so nothing it cannot do is tested and
-   * nothing it can do is left out.
+   * Default: the engine definition's `capabilities` (all of them when it declares none). A case
+   * that needs one not listed is reported as skipped, with the reason in its name; declare
+   * exactly what the engine does, so nothing it cannot do is tested and nothing it can do is
+   * left out.
    */
   readonly capabilities?: readonly EngineConformanceCapability[];
 }
@@ -48,7 +46,7 @@ export interface ConformanceContext {
   readonly sandboxName: string;
   /** Where programs run (default `'process'`). */
   readonly placement: CodeModePlacement;
-  /** The capabilities the engine listed (all of them when the option was left out). */
+  /** The capabilities the engine declared, or the option gave (all of them when neither did). */
   readonly capabilities: ReadonlySet<EngineConformanceCapability>;
   /**
    * What the sandbox enforces on this machine, from its `detect()` (asked once), or `undefined`
@@ -71,7 +69,9 @@ export function createConformanceContext(options: EngineConformanceOptions): Con
   const sandbox = options.sandbox ?? 'unrestricted';
   const sandboxName = typeof sandbox === 'string' ? sandbox : sandbox.name;
   const placement = options.placement ?? 'process';
-  const capabilities = new Set(checkCapabilities(options.capabilities));
+  const capabilities = new Set(
+    checkEngineCapabilities(options.capabilities ?? engine.capabilities, 'describeEngineConformance'),
+  );
   let detecting: Promise<SandboxCapabilities | undefined> | undefined;
   const sandboxCapabilities = () => {
     detecting ??= detectSandbox(sandbox);
@@ -99,22 +99,6 @@ export function createConformanceContext(options: EngineConformanceOptions): Con
   });
 
   return { engine, sandbox, sandboxName, placement, capabilities, sandboxCapabilities, open };
-}
-
-/** The listed capabilities, checked: each must be one the suite knows. */
-function checkCapabilities(
-  listed: readonly EngineConformanceCapability[] | undefined,
-): readonly EngineConformanceCapability[] {
-  if (listed === undefined) return engineConformanceCapabilities;
-  for (const capability of listed) {
-    if (!engineConformanceCapabilities.includes(capability)) {
-      throw new CodeModeConfigurationError(
-        `describeEngineConformance: no engine capability is named ${JSON.stringify(capability)}; the capabilities are ${engineConformanceCapabilities.join(', ')}.`,
-        { option: 'capabilities' },
-      );
-    }
-  }
-  return listed;
 }
 
 /** What the sandbox enforces here, as code mode will find it: by name through a fresh runtime. */

@@ -21,6 +21,18 @@ const engine = defineHostEngine({
   host: { script: '/nonexistent/host.js', threadWorker: '/nonexistent/thread-worker.js' },
 });
 
+/** The definition `engine` was made from, for variants of it. */
+function definitionOf(defined: typeof engine) {
+  return {
+    name: defined.name,
+    language: defined.language,
+    runtimePaths: defined.runtimePaths,
+    placements: defined.placements,
+    instructions: defined.instructions,
+    host: { script: '/nonexistent/host.js', threadWorker: '/nonexistent/thread-worker.js' },
+  };
+}
+
 /** A backend whose detect() reports a memory limit, as bubblewrap with cgroups does. */
 const memoryLimited = defineSandboxBackend({
   kind: 'sandbox',
@@ -51,6 +63,16 @@ describe('which conformance cases an engine runs', () => {
   it('holds an engine that lists nothing to every capability', () => {
     expect([...everything.capabilities]).toEqual([...engineConformanceCapabilities]);
     expect(unboundedHere.capabilities.size).toBe(0);
+  });
+
+  it("takes the capabilities the engine's definition declares, unless the option overrides them", () => {
+    const declaresNone = defineHostEngine({ ...definitionOf(engine), capabilities: [] });
+    expect(createConformanceContext({ engine: declaresNone }).capabilities.size).toBe(0);
+    const overridden = createConformanceContext({
+      engine: declaresNone,
+      capabilities: ['guest-memory-limit'],
+    });
+    expect([...overridden.capabilities]).toEqual(['guest-memory-limit']);
   });
 
   it("runs the memory bomb for an engine with 'guest-memory-limit', whatever the sandbox", async () => {

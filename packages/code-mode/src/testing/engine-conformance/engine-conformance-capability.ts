@@ -1,15 +1,14 @@
+import { type EngineCapability, engineCapabilities } from '../../engine-capability.js';
+
 /**
- * What an engine can do that some conformance cases need and not every engine has. An engine
- * lists the ones it has in `describeEngineConformance({ capabilities })`; a case that needs one
- * the engine does not list is reported as skipped, with the reason in its name.
- *
- * - `'guest-memory-limit'`: the engine stops a guest that grows past `limits.memoryBytes` itself
- *   (QuickJS's and V8's heap limits do). Without it, the memory-bomb case still runs where the
- *   sandbox enforces a memory limit, which then ends the host; elsewhere it is skipped.
+ * What an engine can do that some conformance cases need and not every engine has: an
+ * `EngineCapability` (exported by `@ghost/code-mode`), declared on the engine definition's
+ * `capabilities`. A case that needs one the engine does not declare is reported as skipped, with
+ * the reason in its name. `describeEngineConformance({ capabilities })` overrides the engine's.
  *
  * See docs/guides/custom-engine.md.
  */
-export type EngineConformanceCapability = (typeof engineConformanceCapabilities)[number];
+export type EngineConformanceCapability = EngineCapability;
 
-/** Every {@link EngineConformanceCapability}: what an engine that lists none is assumed to have. */
-export const engineConformanceCapabilities = ['guest-memory-limit'] as const;
+/** Every {@link EngineConformanceCapability}: what an engine that declares none is taken to have. */
+export const engineConformanceCapabilities: readonly EngineCapability[] = engineCapabilities;

@@ -1,3 +1,3 @@
 import { ghostProject } from '@ghost/vitest-config';
 
-export default ghostProject('custom-engine');
+export default ghostProject('engine-node-vm');

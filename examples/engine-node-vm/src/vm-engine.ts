@@ -20,6 +20,8 @@ export const vmEngine: EngineV1 = defineHostEngine({
   // The host reads its own code and its dependencies' (code mode's host side), nothing else.
   runtimePaths: packageRuntimePaths(packageRoot),
   placements: ['process', 'session'],
+  // node:vm cannot bound a guest's memory: only a sandbox with a memory limit does.
+  capabilities: [],
   instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh node:vm context' }),
   host: { script: fileURLToPath(new URL('./vm-host.mjs', import.meta.url)) },
 });
