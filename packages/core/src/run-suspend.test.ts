@@ -112,6 +112,8 @@ describe("ask(input, { session, approvals: 'suspend' })", () => {
     const stops = events.filter((event) => event.type === 'tool_stop');
     expect(stops.map((event) => event.data.toolCallId)).toEqual(['c2']);
     expect((await store.list({ actor: 'ana' })).sessions[0]?.hasPausedRun).toBe(true);
+    // Its approvals are answered by agent.resume(), not on the finished run.
+    expect(() => run.approve(pending?.approvalId ?? '')).toThrow(/agent\.resume/);
   });
 
   it('needs a session', () => {

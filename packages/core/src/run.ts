@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   AgentInterjectionError,
+  ApprovalError,
   CancelledError,
   CleanupError,
   ConfigurationError,
@@ -498,6 +499,7 @@ export class Run<Output = unknown> {
    * ```
    */
   approve(approvalId: string): void {
+    this.#refuseAnswerWhenSuspended(approvalId, 'approve');
     this.#approvals.approve(approvalId);
   }
 
@@ -511,7 +513,17 @@ export class Run<Output = unknown> {
     if (message !== undefined && typeof message !== 'string') {
       throw new ConfigurationError('run.reject() takes { message } as a string.');
     }
+    this.#refuseAnswerWhenSuspended(approvalId, 'reject');
     this.#approvals.reject(approvalId, message);
+  }
+
+  /** A suspended run's approvals are answered by `agent.resume()`, in any process. */
+  #refuseAnswerWhenSuspended(approvalId: string, method: 'approve' | 'reject'): void {
+    if (this.#outcome !== 'suspended') return;
+    throw new ApprovalError(
+      `run.${method}(): this run suspended and saved its pause in its session; answer its approvals with agent.resume({ session, decisions: { [approvalId]: ... } }).`,
+      { code: 'APPROVAL_UNKNOWN', ...(typeof approvalId === 'string' ? { approvalId } : {}) },
+    );
   }
 
   /** Executes the run to its end and returns it. A second execution throws `RunStateError`. */
