@@ -48,6 +48,8 @@ export interface PausedRun {
   /** Tool calls taken from the budget so far. */
   readonly toolCalls: number;
   readonly calls: readonly PausedCall[];
+  /** What each telemetry plugin asked to keep, by plugin name (`RunTelemetry.pauseContext`). */
+  readonly telemetry?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 interface StoredPausedRun extends Omit<PausedRun, 'turn'> {
@@ -103,8 +105,21 @@ function hasShape(value: Record<string, unknown>): boolean {
     isCount(value.turns) &&
     isCount(value.toolCalls) &&
     Array.isArray(value.calls) &&
-    value.calls.every(isCall)
+    value.calls.every(isCall) &&
+    (value.telemetry === undefined || isTelemetry(value.telemetry))
   );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringRecord(value: unknown): boolean {
+  return isRecord(value) && Object.values(value).every((item) => typeof item === 'string');
+}
+
+function isTelemetry(value: unknown): boolean {
+  return isRecord(value) && Object.values(value).every(isStringRecord);
 }
 
 /**

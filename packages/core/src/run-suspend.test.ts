@@ -8,6 +8,7 @@ import { createRuntime } from './runtime.js';
 import { SessionBusyError } from './session-errors.js';
 import type { OpenedSessionV1, SessionStoreV1, SessionWrite } from './session-store.js';
 import type { StreamEvent } from './stream-event.js';
+import type { TelemetryV1 } from './telemetry.js';
 import { countOpenHandles, newOpenHandles } from './testing/open-handles.js';
 import { ScriptedModel } from './testing/scripted-model.js';
 import { defineTool } from './tool.js';
@@ -368,5 +369,41 @@ describe('agent.resume()', () => {
     }
     expect(run.outcome).toBe('completed');
     expect(execute).toHaveBeenCalledTimes(1);
+  });
+
+  it('hands each telemetry plugin back what it kept with the pause, on the resumed run_resume', async () => {
+    const seen: { type: string; pausedContext?: unknown }[] = [];
+    const keeper: TelemetryV1 = {
+      specificationVersion: 'telemetry-v1',
+      name: 'keeper',
+      startRun: ({ runId }) => ({
+        onEvent: (event, detail) => {
+          if (event.type === 'run_resume')
+            seen.push({ type: event.type, pausedContext: detail.pausedContext });
+        },
+        runInScope: (_scope, work) => work(),
+        pauseContext: () => ({ pausedRun: runId, notAString: 7 as never }),
+      }),
+    };
+    const broken: TelemetryV1 = {
+      specificationVersion: 'telemetry-v1',
+      name: 'broken',
+      startRun: () => ({
+        onEvent: () => {},
+        runInScope: (_scope, work) => work(),
+        pauseContext: () => {
+          throw new Error('no context');
+        },
+      }),
+    };
+    const store = memorySessionStore();
+    const runtime = createRuntime({ sessionStore: store, telemetry: [keeper, broken] });
+    const { agent } = setup([{ toolCalls: [callRefund('11')] }, { text: 'Done.' }], store);
+    const paused = await agent.ask('Refund 11', { runtime, session, approvals: 'suspend' });
+    expect(paused.outcome).toBe('suspended');
+    const decisions = { [paused.pendingApprovals[0]?.approvalId ?? '']: 'approve' as const };
+    const resumed = await agent.resume({ runtime, session, decisions });
+    expect(resumed.outcome).toBe('completed');
+    expect(seen).toEqual([{ type: 'run_resume', pausedContext: { pausedRun: paused.operationId } }]);
   });
 });

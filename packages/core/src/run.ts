@@ -783,12 +783,19 @@ export class Run<Output = unknown> {
       );
     }
     this.#resumePlan = { paused, decisions: request.decisions };
-    this.#emit('run_resume', {
-      firstRunId: paused.firstRunId,
-      pausedRunId: paused.savedByRunId,
-      pauseId: paused.pauseId,
-      decided: Object.freeze([...request.decisions.keys()]),
-    });
+    const event = createStreamEvent(
+      'run_resume',
+      {
+        firstRunId: paused.firstRunId,
+        pausedRunId: paused.savedByRunId,
+        pauseId: paused.pauseId,
+        decided: Object.freeze([...request.decisions.keys()]),
+      },
+      this.operationId,
+    );
+    this.#queue?.push(event);
+    // Each telemetry plugin gets back what it kept with the pause, to link the two runs.
+    this.#telemetry?.onResume(event, paused.telemetry ?? {});
   }
 
   /** Saves the run's pause in its session: the turn so far and the calls without a result. */
@@ -809,6 +816,7 @@ export class Run<Output = unknown> {
       turns: progress.turns,
       toolCalls: progress.toolCalls,
       calls: progress.calls,
+      ...telemetryOf(this.#telemetry),
     };
     await session.write({
       operationId: `pause:${paused.pauseId}`,
@@ -985,4 +993,10 @@ export class Run<Output = unknown> {
     this.#pendingInterjections = [];
     return taken;
   }
+}
+
+/** What the run's telemetry plugins keep with its pause, when they keep anything. */
+function telemetryOf(telemetry: RunTelemetryFanOut | undefined): Pick<PausedRun, 'telemetry'> {
+  const contexts = telemetry?.pauseContexts() ?? {};
+  return Object.keys(contexts).length === 0 ? {} : { telemetry: contexts };
 }

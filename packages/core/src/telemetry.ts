@@ -13,6 +13,11 @@ export interface TelemetryEventDetail {
   readonly hidden?: boolean;
   /** On `model_start`: the request the model is sent (for opt-in content capture). */
   readonly request?: ModelRequest;
+  /**
+   * On `run_resume`: what this plugin's {@link RunTelemetry.pauseContext} returned when the run
+   * paused, so it can link the resumed run to the paused one (a span link).
+   */
+  readonly pausedContext?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -54,6 +59,13 @@ export interface RunTelemetry {
    * exactly once and return what it returns.
    */
   runInScope<Result>(scope: TelemetryScope, work: () => Result): Result;
+  /**
+   * Called when the run suspends (`approvals: 'suspend'`), before its pause is saved: a few
+   * strings to keep with the pause (such as the run span's trace and span ids), handed back as
+   * `detail.pausedContext` on the resumed run's `run_resume`. Saved in the session store: never
+   * secrets. Optional.
+   */
+  pauseContext?(): Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -110,17 +122,53 @@ export function checkTelemetry(value: unknown, where: string): readonly Telemetr
  */
 export class RunTelemetryFanOut {
   readonly #runs: readonly RunTelemetry[];
+  readonly #names: readonly string[];
 
   constructor(plugins: readonly TelemetryV1[], start: TelemetryRunStart) {
     const runs: RunTelemetry[] = [];
+    const names: string[] = [];
     for (const plugin of plugins) {
       try {
         runs.push(plugin.startRun(start));
+        names.push(plugin.name);
       } catch {
         // A plugin that cannot start observes nothing of this run.
       }
     }
     this.#runs = runs;
+    this.#names = names;
+  }
+
+  /** What each plugin keeps with a pause, by plugin name: only strings, at most 16 of 1 KiB each. */
+  pauseContexts(): Record<string, Record<string, string>> {
+    const contexts: Record<string, Record<string, string>> = {};
+    for (const [index, run] of this.#runs.entries()) {
+      try {
+        const context = run.pauseContext?.();
+        if (context === undefined || context === null) continue;
+        const entries = Object.entries(context).filter(
+          ([key, value]) => typeof value === 'string' && key.length <= 64 && value.length <= 1024,
+        );
+        if (entries.length > 0) contexts[this.#names[index] ?? ''] = Object.fromEntries(entries.slice(0, 16));
+      } catch {
+        // A plugin that cannot say keeps nothing.
+      }
+    }
+    return contexts;
+  }
+
+  /** `run_resume`, with each plugin's own saved context as `detail.pausedContext`. */
+  onResume(event: StreamEvent, contexts: Readonly<Record<string, Readonly<Record<string, string>>>>): void {
+    for (const [index, run] of this.#runs.entries()) {
+      const pausedContext = Object.hasOwn(contexts, this.#names[index] ?? '')
+        ? contexts[this.#names[index] ?? '']
+        : undefined;
+      try {
+        run.onEvent(event, pausedContext === undefined ? {} : { pausedContext });
+      } catch {
+        // Observation never changes the run.
+      }
+    }
   }
 
   get isEmpty(): boolean {

@@ -88,6 +88,9 @@ describe('a tool call waiting for a person, traced', () => {
       'ghost.pause.id': pauseId,
     });
     expect(resumedSpan?.events.map((event) => event.name)).toContain('ghost.run.resumed');
+    // A span link from the resumed run to the paused one, across traces.
+    expect(resumedSpan?.links.map((link) => link.context.spanId)).toEqual([pausedSpan?.spanContext().spanId]);
+    expect(resumedSpan?.links[0]?.context.traceId).toBe(pausedSpan?.spanContext().traceId);
     // The waiting call's span ends without failing; the resumed run's own span runs it.
     const [waited, ran] = tracing.finished().filter((span) => span.name === 'execute_tool refund');
     expect(waited?.status.code).not.toBe(SpanStatusCode.ERROR);

@@ -41,6 +41,7 @@ import {
   type TurnToolCall,
 } from './gen-ai-messages.js';
 import { genAIProviderName } from './gen-ai-provider-name.js';
+import { pausedSpanContext, resumedFromLink } from './paused-span-link.js';
 
 /** The chat span of the model turn that is streaming, and what its events have told so far. */
 interface ModelTurnSpan {
@@ -229,6 +230,8 @@ export class RunTracer implements RunTelemetry {
           [ghostAttributes.pauseId]: event.data.pauseId,
         };
         this.#agentSpan.setAttributes(resumed);
+        const link = resumedFromLink(detail.pausedContext);
+        if (link !== undefined) this.#agentSpan.addLink(link);
         this.#agentSpan.addEvent(runResumedEventName, {
           ...resumed,
           [ghostAttributes.approvalIds]: [...event.data.decided],
@@ -238,6 +241,11 @@ export class RunTracer implements RunTelemetry {
       default:
         break;
     }
+  }
+
+  /** Kept with a suspended run's pause: the run span, which the resumed run's span links to. */
+  pauseContext(): Record<string, string> | undefined {
+    return this.#isNested ? undefined : pausedSpanContext(this.#agentSpan.spanContext());
   }
 
   runInScope<Result>(scope: TelemetryScope, work: () => Result): Result {
