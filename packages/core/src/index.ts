@@ -104,6 +104,7 @@ export {
   OutputValidationError,
 } from './model-errors.js';
 export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind, PluginsByKind } from './plugin.js';
+export type { PluginDeclaration } from './plugin-declaration.js';
 export {
   PluginAlreadyRegisteredError,
   type PluginErrorFacts,

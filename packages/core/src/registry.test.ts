@@ -538,9 +538,12 @@ describe("sandbox 'native'", () => {
 });
 
 describe('defineModelProvider', () => {
-  it('returns the provider itself, with its own type', () => {
-    const provider = testProvider('echo');
-    expect(defineModelProvider(provider)).toBe(provider);
+  it('returns the provider frozen, with its own fields, kind and specificationVersion filled in', () => {
+    const { kind: _kind, specificationVersion: _version, ...declared } = testProvider('echo');
+    const provider = defineModelProvider(declared);
+    expect(provider).toMatchObject({ ...declared, kind: 'model', specificationVersion: 'model-v1' });
+    expect(Object.isFrozen(provider)).toBe(true);
+    expect(Object.isFrozen(declared)).toBe(false);
   });
 
   it('throws at definition time for a malformed provider', () => {

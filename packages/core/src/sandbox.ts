@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { validatePlugin } from './validate-plugin.js';
+import { completePlugin, type PluginDeclaration } from './plugin-declaration.js';
 
 /**
  * What a sandbox backend can enforce on this machine. Each flag is true only when the backend
@@ -255,16 +255,18 @@ export interface SandboxBackendV1 {
 }
 
 /**
- * Declares a sandbox backend: returns it unchanged, typed, after checking its shape. A missing
- * `name`, `detect` or `spawn`, or another `specificationVersion`, throws a `ConfigurationError`
- * here rather than when a program first needs the sandbox.
+ * Declares a sandbox backend: fills in `kind: 'sandbox'` and `specificationVersion: 'sandbox-v1'`
+ * when left out, checks its shape, and returns it frozen and typed (as every `define*` helper of a
+ * plugin does). A missing `name`, `detect` or `spawn`, or another `specificationVersion`, throws a
+ * `ConfigurationError` here rather than when a program first needs the sandbox.
  *
  * @example
  * ```ts
- * export default defineSandboxBackend({ kind: 'sandbox', specificationVersion: 'sandbox-v1', name: 'jail', platforms: ['freebsd'], detect, spawn });
+ * export default defineSandboxBackend({ name: 'jail', platforms: ['freebsd'], detect, spawn });
  * ```
  */
-export function defineSandboxBackend<Backend extends SandboxBackendV1>(backend: Backend): Backend {
-  validatePlugin(backend, { kind: 'sandbox' });
-  return backend;
+export function defineSandboxBackend<Declared extends PluginDeclaration<SandboxBackendV1>>(
+  backend: Declared,
+): Declared & SandboxBackendV1 {
+  return completePlugin(backend, { kind: 'sandbox', specificationVersion: 'sandbox-v1' });
 }

@@ -49,6 +49,7 @@ export {
   type ConfigurationErrorCode,
   SandboxUnavailableError,
 } from '../errors.js';
+export type { PluginDeclaration } from '../plugin-declaration.js';
 export {
   type BoundedOutput,
   defineSandboxBackend,

@@ -1,9 +1,10 @@
+import { completePlugin, type PluginDeclaration } from '../plugin-declaration.js';
 import type { SessionStoreV1 } from '../session-store.js';
-import { validatePlugin } from '../validate-plugin.js';
 
 /**
- * Checks a session store object and returns it frozen, typed: a store author's identity helper,
- * as `defineSandboxBackend` is a backend author's. Throws a `PluginInvalidError` or
+ * Declares a session store: fills in `kind: 'session-store'` and
+ * `specificationVersion: 'session-store-v1'` when left out, checks its shape, and returns it frozen
+ * and typed (as every `define*` helper of a plugin does). Throws a `PluginInvalidError` or
  * `PluginVersionError` naming what is wrong (a missing method, limits that are not whole numbers).
  *
  * @example
@@ -19,7 +20,8 @@ import { validatePlugin } from '../validate-plugin.js';
  * }
  * ```
  */
-export function defineSessionStore<Store extends SessionStoreV1>(store: Store): Store {
-  validatePlugin(store, { kind: 'session-store' });
-  return Object.freeze(store);
+export function defineSessionStore<Declared extends PluginDeclaration<SessionStoreV1>>(
+  store: Declared,
+): Declared & SessionStoreV1 {
+  return completePlugin(store, { kind: 'session-store', specificationVersion: 'session-store-v1' });
 }

@@ -12,6 +12,7 @@
  * @packageDocumentation
  */
 
+export type { PluginDeclaration } from '../plugin-declaration.js';
 export {
   SessionAccessError,
   SessionBusyError,
