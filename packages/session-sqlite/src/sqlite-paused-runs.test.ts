@@ -20,6 +20,7 @@ let directory = '';
 let path = '';
 let executions = '';
 const stores: SessionStoreV1[] = [];
+const started: NodeScript[] = [];
 
 beforeAll(() => requireBuiltPackages());
 beforeEach(async () => {
@@ -28,9 +29,17 @@ beforeEach(async () => {
   executions = join(directory, 'executions.log');
 });
 afterEach(async () => {
+  // Each test ends every process it started: it waited for it to exit, or killed it and waited.
+  const left = started
+    .splice(0)
+    .filter((script) => script.child.exitCode === null && script.child.signalCode === null);
   await stopNodeScripts();
   for (const store of stores.splice(0)) await store.close();
   await rm(directory, { recursive: true, force: true });
+  expect(
+    left.map((script) => script.pid),
+    'processes left running',
+  ).toEqual([]);
 });
 
 interface Report {
@@ -41,7 +50,9 @@ interface Report {
 }
 
 function pausedRun(id: string, command: string, ...rest: string[]): NodeScript {
-  return startNodeScript('paused-run.mjs', [path, id, executions, command, ...rest]);
+  const script = startNodeScript('paused-run.mjs', [path, id, executions, command, ...rest]);
+  started.push(script);
+  return script;
 }
 
 function executionCount(): number {
