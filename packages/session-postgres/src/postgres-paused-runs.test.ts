@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
+import { SessionBusyError } from '@ghost/core/session-store';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -214,11 +215,20 @@ describeWithPostgres('paused runs across processes on PostgreSQL', ({ cluster })
       });
       expect(paused.outcome, paused.error?.message).toBe('suspended');
       const approvalId = paused.pendingApprovals[0]?.approvalId ?? '';
-      // The other runtime sees the pause through its own pool.
+      // The other runtime sees the pause through its own pool, and refuses a new run on it.
       const listed = await local[1]!.sessionStore.list({ actor: 'ana' });
       expect(listed.sessions.map((summary) => [summary.id, summary.hasPausedRun])).toEqual([
         [session.id, true],
       ]);
+      const hello = defineAgent({
+        name: 'server',
+        model: new ScriptedModel([{ text: 'never' }]),
+        tools: [refundHere],
+      });
+      const refused = await hello.ask('Hello?', { runtime: local[1]!.runtime, session });
+      expect(refused.outcome).toBe('failed');
+      expect(SessionBusyError.isInstance(refused.error)).toBe(true);
+      expect((refused.error as SessionBusyError).reason).toBe('paused');
 
       const [resumer, follower] = await startServers(2, schema);
       const resumed = await resumer!.resume(session, { [approvalId]: 'approve' }, answer('Refunded.'));
