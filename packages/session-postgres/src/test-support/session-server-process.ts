@@ -9,6 +9,8 @@ const sessionServerScript = fileURLToPath(new URL('./session-server.mjs', import
 /** What an `ask` command answered. */
 export interface AskReply {
   readonly outcome: string;
+  /** The approval ids a suspended run waits for. */
+  readonly approvalIds: readonly string[];
   readonly response: string;
   readonly error?: {
     readonly name: string;
@@ -46,11 +48,23 @@ export class SessionServerProcess {
     });
   }
 
-  /** Starts a server on `connectionString` and `schema`, resolved once it says it is ready. */
-  static async start(connectionString: string, schema: string): Promise<SessionServerProcess> {
+  /**
+   * Starts a server on `connectionString` and `schema`, resolved once it says it is ready. Its
+   * `refund` tool appends a line to `executions` each time it runs.
+   */
+  static async start(
+    connectionString: string,
+    schema: string,
+    executions = '',
+  ): Promise<SessionServerProcess> {
     const child = spawn(process.execPath, [sessionServerScript], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, GHOST_PG_URL: connectionString, GHOST_PG_SCHEMA: schema },
+      env: {
+        ...process.env,
+        GHOST_PG_URL: connectionString,
+        GHOST_PG_SCHEMA: schema,
+        GHOST_EXECUTIONS: executions,
+      },
     });
     const server = new SessionServerProcess(child);
     await server.nextEvent('ready');
@@ -104,10 +118,32 @@ export class SessionServerProcess {
   }
 
   /** Runs `agent.ask(text, { session })` with a ScriptedModel of `steps` in the server. */
-  async ask(text: string, session: Record<string, unknown>, steps: readonly unknown[]): Promise<AskReply> {
-    const reply = await this.request({ op: 'ask', text, session, steps });
+  async ask(
+    text: string,
+    session: Record<string, unknown>,
+    steps: readonly unknown[],
+    options: { readonly approvals?: 'suspend' } = {},
+  ): Promise<AskReply> {
+    return this.#run({ op: 'ask', text, session, steps, ...options });
+  }
+
+  /**
+   * Runs `agent.resume({ session, decisions })` with a ScriptedModel of `steps` in the server; with
+   * `blockInRefund`, an approved `refund` never returns (it sends the event `in-refund`).
+   */
+  async resume(
+    session: Record<string, unknown>,
+    decisions: Record<string, unknown> | undefined,
+    steps: readonly unknown[],
+    options: { readonly blockInRefund?: boolean } = {},
+  ): Promise<AskReply> {
+    return this.#run({ op: 'resume', session, decisions, steps, ...options });
+  }
+
+  async #run(command: Record<string, unknown>): Promise<AskReply> {
+    const reply = await this.request(command);
     if (reply.thrown !== undefined)
-      throw new Error(`ask threw in the server: ${JSON.stringify(reply.thrown)}`);
+      throw new Error(`${String(command.op)} threw in the server: ${JSON.stringify(reply.thrown)}`);
     return reply as unknown as AskReply;
   }
 

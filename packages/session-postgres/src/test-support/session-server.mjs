@@ -4,11 +4,17 @@
 //
 //   GHOST_PG_URL      the database's connection string
 //   GHOST_PG_SCHEMA   the store's schema
+//   GHOST_EXECUTIONS  a file the `refund` tool appends a line to each time it runs (optional)
 //
 // Commands: { requestId, op: 'ask', text, steps, session, waitInTool? } runs agent.ask with a
 // ScriptedModel of `steps` (a `slow_step` tool call in them waits, after printing
-// { event: 'in-tool' }, until { op: 'continue' } or for ever); { requestId, op: 'close' } closes
+// { event: 'in-tool' }, until { op: 'continue' } or for ever; `approvals: 'suspend'` suspends at a
+// `refund` call, which needs approval, and the reply lists the `approvalIds`);
+// { requestId, op: 'resume', session, decisions?, steps, blockInRefund? } runs agent.resume (with
+// `blockInRefund`, `refund` prints { event: 'in-refund' } after recording its execution and never
+// returns); { requestId, op: 'close' } closes
 // the store and exits. An unhandled rejection or exception prints { fatal } and exits 70.
+import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
@@ -44,6 +50,22 @@ const slowStep = defineTool({
   },
 });
 
+/** A tool that needs approval and records each execution outside the store. */
+function refundTool({ blockInRefund = false } = {}) {
+  return defineTool({
+    name: 'refund',
+    description: 'Refunds an order.',
+    input: Type.Object({ order: Type.String() }),
+    needsApproval: true,
+    execute: ({ order }) => {
+      appendFileSync(process.env.GHOST_EXECUTIONS, `refund ${order} by ${process.pid}\n`);
+      if (!blockInRefund) return `refunded ${order}`;
+      send({ event: 'in-refund' });
+      return new Promise(() => {});
+    },
+  });
+}
+
 function describeError(error) {
   if (error === undefined) return undefined;
   return {
@@ -55,12 +77,29 @@ function describeError(error) {
   };
 }
 
-async function ask(command) {
+function serverAgent(command) {
   const model = new ScriptedModel(command.steps);
-  const agent = defineAgent({ name: 'server', model, tools: [slowStep] });
-  const run = await agent.ask(command.text, { runtime, session: command.session });
+  const agent = defineAgent({ name: 'server', model, tools: [slowStep, refundTool(command)] });
+  return { model, agent };
+}
+
+async function ask(command) {
+  const { model, agent } = serverAgent(command);
+  const approvals = command.approvals === undefined ? {} : { approvals: command.approvals };
+  const run = await agent.ask(command.text, { runtime, session: command.session, ...approvals });
+  return report(run, model);
+}
+
+async function resume(command) {
+  const { model, agent } = serverAgent(command);
+  const decisions = command.decisions === undefined ? {} : { decisions: command.decisions };
+  return report(await agent.resume({ runtime, session: command.session, ...decisions }), model);
+}
+
+function report(run, model) {
   return {
     outcome: run.outcome,
+    approvalIds: run.pendingApprovals.map((pending) => pending.approvalId),
     response: run.response,
     error: describeError(run.error),
     seen: model.calls.map((call) =>
@@ -76,6 +115,8 @@ async function handle(command) {
   switch (command.op) {
     case 'ask':
       return ask(command);
+    case 'resume':
+      return resume(command);
     case 'continue': {
       const waiting = continueWaiting;
       continueWaiting = [];
