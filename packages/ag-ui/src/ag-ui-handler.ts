@@ -8,11 +8,14 @@ import {
   ConfigurationError,
   GhostError,
   type ModelMessage,
+  type ResumeDecision,
   type RunStream,
+  type SessionOptions,
 } from '@ghost/core';
 import { AgUiRequestError } from './ag-ui-request-error.js';
 import { type ConversationFromAgUiOptions, conversationFromAgUi } from './conversation-from-ag-ui.js';
 import { readRunAgentInput } from './read-run-agent-input.js';
+import { resumeDecisions } from './resume-decisions.js';
 import { type StreamMediaType, streamMediaTypeOf } from './stream-media-type.js';
 import { toAgUiEvents } from './to-ag-ui-events.js';
 
@@ -60,6 +63,15 @@ export interface AgUiHandlerOptions {
    * takes precedence.
    */
   readonly actor?: (request: AgUiActorRequest) => string | Promise<string>;
+  /**
+   * How a call that needs approval waits, with {@link AgUiHandlerOptions.actor} (sessions).
+   * `'suspend'` (default with `actor`): the run ends with `RUN_FINISHED` whose outcome is an
+   * `interrupt` per pending approval (its id is the approval id), and the client answers with
+   * the next request's `resume` entries (`{ interruptId, status: 'resolved', payload: { approved,
+   * message? } }`, or `status: 'cancelled'`), which continue the paused turn. `'wait'`: the run
+   * waits in the server for an `onApproval` hook. Without `actor` only `'wait'` is possible.
+   */
+  readonly approvals?: 'wait' | 'suspend';
 }
 
 /** What {@link AgUiHandlerOptions.actor} sees of a request. */
@@ -74,7 +86,8 @@ export interface AgUiActorRequest {
  * What the handler reads of its agent: `streamAsk`, and the agent's tools where it exposes them
  * (an agent from `defineAgent` does), to tell the client's tools from the agent's.
  */
-export type AgUiServedAgent = Pick<Agent, 'streamAsk'> & Partial<Pick<Agent, 'tools' | 'toolSources'>>;
+export type AgUiServedAgent = Pick<Agent, 'streamAsk'> &
+  Partial<Pick<Agent, 'streamResume' | 'tools' | 'toolSources'>>;
 
 /** A Node `http` request handler serving one agent over AG-UI. It never rejects. */
 export type AgUiHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
@@ -87,6 +100,7 @@ const optionKeys = new Set([
   'messagesSnapshot',
   'toolResults',
   'actor',
+  'approvals',
 ]);
 
 /** Code mode's control tools: the agent's whenever it runs in code mode, never a client's. */
@@ -133,6 +147,17 @@ function checkOptions(options: AgUiHandlerOptions): number {
   if (options.actor !== undefined && typeof options.actor !== 'function') {
     throw new ConfigurationError(
       'agUiHandler() actor must be a function of the request that returns the actor id.',
+    );
+  }
+  const { approvals } = options;
+  if (approvals !== undefined && approvals !== 'wait' && approvals !== 'suspend') {
+    throw new ConfigurationError(
+      `agUiHandler() approvals is 'wait' or 'suspend', not ${JSON.stringify(approvals)}.`,
+    );
+  }
+  if (approvals === 'suspend' && options.actor === undefined) {
+    throw new ConfigurationError(
+      "agUiHandler() approvals: 'suspend' keeps a paused run in the thread's session; give the actor option too, or use approvals: 'wait'.",
     );
   }
   const { toolResults } = options;
@@ -219,9 +244,18 @@ interface PreparedRun {
  * Ghost agent's tools run on the server. The thread is the client's, so by default it brings the
  * model only the results of the client's own tools (see {@link AgUiHandlerOptions.toolResults}).
  *
+ * With sessions ({@link AgUiHandlerOptions.actor}), a call that needs approval ends the run with
+ * `RUN_FINISHED` whose outcome is `{ type: 'interrupt', interrupts }`: one interrupt per pending
+ * approval, its id the approval id. The client answers in its next request's `resume`
+ * (`{ interruptId, status: 'resolved', payload: { approved: true } }`, `{ approved: false,
+ * message }`, or `status: 'cancelled'`), which continues the paused turn: that request's
+ * messages are not new input. A resume for interrupts no longer pending ends with `RUN_ERROR`
+ * `RUN_RESUME_CONFLICT`; a new message while approvals are pending, with `SESSION_BUSY`.
+ *
  * Refused requests get a JSON body `{ error: { code, message, details? } }`: 405 (not `POST`),
  * 406 (an `Accept` that allows no event stream), 415 (not JSON), 413 (over `maxBodyBytes`), 400
- * (not a valid `RunAgentInput`, or messages that make no conversation). Once the stream has
+ * (not a valid `RunAgentInput`, messages that make no conversation, or a `resume` payload that is
+ * no approval answer). Once the stream has
  * started, failures arrive as `RUN_ERROR`. When the client disconnects, the run is cancelled
  * (its programs and tools are stopped), or never started if it had not yet; the returned promise
  * resolves once the run has ended and released everything it held.
@@ -248,6 +282,7 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
     messagesSnapshot = true,
     toolResults = 'client-tools',
     actor,
+    approvals = actor === undefined ? undefined : 'suspend',
   } = options;
 
   async function prepare(
@@ -255,6 +290,9 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
     disconnect: AbortController,
   ): Promise<PreparedRun | undefined> {
     const input = await readRunAgentInput(request, maxBodyBytes);
+    // A request that answers interrupts continues the paused turn; its messages are not new input.
+    const decisions =
+      input.resume === undefined || input.resume.length === 0 ? undefined : resumeDecisions(input.resume);
     const conversation = conversationFromAgUi(input.messages, {
       systemMessages,
       ...(toolResults === 'all' ? {} : { clientToolNames: clientToolNamesOf(input, agent) }),
@@ -282,9 +320,8 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
     const agUi = { threadId: input.threadId, runId: input.runId };
     let stream: RunStream;
     try {
-      // With a session the server holds the thread: only the client's new messages are input.
-      const runInput = session === undefined ? conversation : newMessagesOf(conversation);
-      stream = agent.streamAsk(runInput, {
+      const runOptions: AskOptions = {
+        ...(approvals === undefined ? {} : { approvals }),
         ...applicationOptions,
         ...(session === undefined ? {} : { session }),
         signal,
@@ -298,8 +335,14 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
           ...applicationOptions.context,
         },
         metadata: { agUi, ...applicationOptions.metadata },
-      });
+      };
+      stream =
+        decisions === undefined
+          ? // With a session the server holds the thread: only the client's new messages are input.
+            agent.streamAsk(session === undefined ? conversation : newMessagesOf(conversation), runOptions)
+          : streamResumeOf(agent, session, decisions, runOptions);
     } catch (error) {
+      if (AgUiRequestError.isInstance(error)) throw error;
       if (
         ConfigurationError.isInstance(error) &&
         (error.code === 'AGENT_INPUT_INVALID' || error.code === 'SESSION_OPTION_INVALID')
@@ -433,6 +476,28 @@ export function agUiHandler(agent: AgUiServedAgent, options: AgUiHandlerOptions 
       sendError(response, refusal, headers);
     }
   };
+}
+
+/** Continues the session's paused run with the decisions a request's `resume` entries carry. */
+function streamResumeOf(
+  agent: AgUiServedAgent,
+  session: SessionOptions | undefined,
+  decisions: Readonly<Record<string, ResumeDecision>>,
+  runOptions: AskOptions,
+): RunStream {
+  if (session === undefined) {
+    throw new AgUiRequestError(
+      'This request answers interrupts (resume), but the server keeps no sessions, so there is no paused run to continue.',
+      { problems: [{ path: 'resume', message: 'no paused run to continue without sessions' }] },
+    );
+  }
+  if (agent.streamResume === undefined) {
+    throw new AgUiRequestError('The served agent cannot resume a paused run (it has no streamResume).', {
+      status: 500,
+      code: 'AG_UI_HANDLER_FAILED',
+    });
+  }
+  return agent.streamResume({ ...runOptions, session, decisions });
 }
 
 /**
