@@ -52,8 +52,10 @@ export interface AgUiHandlerOptions {
    * `'suspend'` (default with `actor`): the run ends with `RUN_FINISHED` whose outcome is an
    * `interrupt` per pending approval (its id is the approval id), and the client answers with
    * the next request's `resume` entries (`{ interruptId, status: 'resolved', payload: { approved,
-   * message? } }`, or `status: 'cancelled'`), which continue the paused turn. `'wait'`: the run
-   * waits in the server for an `onApproval` hook. Without `actor` only `'wait'` is possible.
+   * message? } }`, or `status: 'cancelled'`), which continue the paused turn. `'wait'` (default
+   * without `actor`): the run waits in process, the page sees `ghost.approval_requested`, and
+   * no AG-UI request can answer it, so the call ends after the agent's `limits.approvalTimeoutMs`.
+   * `'suspend'` without `actor` is a `ConfigurationError`.
    */
   readonly approvals?: 'wait' | 'suspend';
 }

@@ -10,8 +10,10 @@ import { type StreamMediaType, streamMediaTypeOf } from './stream-media-type.js'
 export type { AgUiActorRequest, AgUiHandlerOptions, AgUiRunRequest } from './ag-ui-handler-options.js';
 
 /**
- * What the handler reads of its agent: `streamAsk`, and the agent's tools where it exposes them
- * (an agent from `defineAgent` does), to tell the client's tools from the agent's.
+ * What the handler reads of its agent: `streamAsk`; `streamResume`, to continue a run paused for
+ * approval (a request without it that answers interrupts gets 500); and the agent's tools where
+ * it exposes them, to tell the client's tools from the agent's. An agent from `defineAgent` has
+ * them all.
  */
 export type AgUiServedAgent = Pick<Agent, 'streamAsk'> &
   Partial<Pick<Agent, 'streamResume' | 'tools' | 'toolSources'>>;
