@@ -25,6 +25,7 @@ type RefundExecute = (input: { order: string }) => Promise<string>;
 async function serveRefunds(
   script: ConstructorParameters<typeof ScriptedModel>[0],
   options: AgUiHandlerOptions = {},
+  { withSessions = true } = {},
 ) {
   const execute = vi.fn<RefundExecute>(async (input) => `refunded ${input.order}`);
   const refund = defineTool({
@@ -39,7 +40,7 @@ async function serveRefunds(
   const runtime = createRuntime({ sessionStore: memorySessionStore() });
   const handler = agUiHandler(agent, {
     askOptions: () => ({ runtime }),
-    actor: ({ request }) => String(request.headers['x-user'] ?? 'anonymous'),
+    ...(withSessions ? { actor: ({ request }) => String(request.headers['x-user'] ?? 'anonymous') } : {}),
     ...options,
   });
   const handled: Promise<void>[] = [];
@@ -62,12 +63,13 @@ async function serveRefunds(
   };
 }
 
-/** Runs the client once, recording (and checking, as the client does) every event it received. */
+/**
+ * Runs the client once, recording (and checking, as the client does) every event it received.
+ * The client verifies the stream itself too: a run it refuses fails the test.
+ */
 async function runClient(client: HttpAgent, parameters: RunAgentParameters = {}) {
   const events: AgUiEvent[] = [];
-  await client
-    .runAgent(parameters, { onEvent: ({ event }) => void events.push(event as AgUiEvent) })
-    .catch(() => {});
+  await client.runAgent(parameters, { onEvent: ({ event }) => void events.push(event as AgUiEvent) });
   return checkedEvents(events);
 }
 
@@ -228,6 +230,56 @@ describe('agUiHandler approvals over AG-UI interrupts', () => {
     await served.settled();
   });
 
+  it('takes a resume that carries no messages: the session holds the thread', async () => {
+    const served = await serveRefunds([{ toolCalls: [callRefund('1042')] }, { text: 'Refunded.' }]);
+    served.client.messages.push(userMessage('u1', 'Refund 1042.'));
+    const [interruptId = ''] = interruptIdsOf(await runClient(served.client));
+    const response = await fetch(served.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', 'x-user': 'ana' },
+      body: JSON.stringify({
+        threadId: 'thread-1',
+        runId: 'run-2',
+        messages: [],
+        tools: [],
+        context: [],
+        state: {},
+        forwardedProps: {},
+        resume: [{ interruptId, status: 'resolved', payload: { approved: true } }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    const stream = await response.text();
+    expect(stream).toContain('"type":"RUN_FINISHED"');
+    expect(stream).not.toContain('RUN_ERROR');
+    expect(served.execute).toHaveBeenCalledTimes(1);
+    await served.settled();
+  });
+
+  it('refuses a resume with 400 when the handler keeps no sessions', async () => {
+    const served = await serveRefunds([], { approvals: 'wait' }, { withSessions: false });
+    const response = await fetch(served.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({
+        threadId: 'thread-1',
+        runId: 'run-1',
+        messages: [],
+        tools: [],
+        context: [],
+        state: {},
+        forwardedProps: {},
+        resume: [{ interruptId: 'approval-1', status: 'resolved', payload: { approved: true } }],
+      }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('AG_UI_REQUEST_INVALID');
+    expect(body.error.message).toContain('keeps no sessions');
+    expect(served.execute).not.toHaveBeenCalled();
+    await served.settled();
+  });
+
   it("keeps the run waiting in the server with approvals: 'wait' (no interrupt), and refuses 'suspend' without sessions", async () => {
     const runtime = createRuntime({ sessionStore: memorySessionStore() });
     const served = await serveRefunds([{ toolCalls: [callRefund('1042')] }], {
@@ -237,6 +289,7 @@ describe('agUiHandler approvals over AG-UI interrupts', () => {
     });
     served.client.messages.push(userMessage('u1', 'Refund 1042.'));
     const events = await runClient(served.client);
+    expect(errorCodesOf(events)).toEqual(['RUN_DEADLINE_EXCEEDED']);
     expect(
       ofType(events, EventType.CUSTOM)
         .map((event) => event.name)

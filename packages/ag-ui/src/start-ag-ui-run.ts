@@ -32,10 +32,14 @@ export async function startAgUiRun(
   // A request that answers interrupts continues the paused turn; its messages are not new input.
   const decisions =
     input.resume === undefined || input.resume.length === 0 ? undefined : resumeDecisions(input.resume);
-  const conversation = conversationFromAgUi(input.messages, {
-    systemMessages: settings.systemMessages,
-    ...(settings.toolResults === 'all' ? {} : { clientToolNames: clientToolNamesOf(input, agent) }),
-  });
+  // A resume may come without messages: the session holds the thread.
+  const conversation =
+    decisions !== undefined && input.messages.length === 0
+      ? []
+      : conversationFromAgUi(input.messages, {
+          systemMessages: settings.systemMessages,
+          ...(settings.toolResults === 'all' ? {} : { clientToolNames: clientToolNamesOf(input, agent) }),
+        });
   const applicationOptions = await applicationAskOptions(settings, { input, conversation, request });
   const session = applicationOptions.session ?? (await sessionOf(settings, input, request));
   // A client that left while the body was read or the hooks ran gets no run.
