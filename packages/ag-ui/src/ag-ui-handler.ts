@@ -43,9 +43,9 @@ export type AgUiHandler = (request: IncomingMessage, response: ServerResponse) =
  *
  * Refused requests get a JSON body `{ error: { code, message, details? } }`: 405 (not `POST`),
  * 406 (an `Accept` that allows no event stream), 415 (not JSON), 413 (over `maxBodyBytes`), 400
- * (not a valid `RunAgentInput`, messages that make no conversation, or a `resume` payload that is
- * no approval answer). Once the stream has
- * started, failures arrive as `RUN_ERROR`. When the client disconnects, the run is cancelled
+ * (not a valid `RunAgentInput`, messages that make no conversation, a `resume` payload that is
+ * no approval answer, or a `resume` to a handler without sessions). Once the stream has started,
+ * failures arrive as `RUN_ERROR`. When the client disconnects, the run is cancelled
  * (its programs and tools are stopped), or never started if it had not yet; the returned promise
  * resolves once the run has ended and released everything it held.
  *
