@@ -38,6 +38,16 @@ export interface AgUiEventMapperOptions {
 
 type TerminalEvent = StreamEventOf<TerminalStreamEventType>;
 
+/** A Ghost event AG-UI has no event for, as a `CUSTOM` event named `ghost.<type>` with its data. */
+function ghostCustomEvent(event: StreamEvent): AgUiEvent {
+  return {
+    type: EventType.CUSTOM,
+    timestamp: event.timestamp,
+    name: `ghost.${event.type}`,
+    value: event.data,
+  };
+}
+
 /** The step name of a model turn (its model call and the tool calls it makes): `turn-1`, `turn-2`, ... */
 export function stepNameOf(turn: number): string {
   return `turn-${turn}`;
@@ -127,73 +137,30 @@ export class AgUiEventMapper {
   /** The AG-UI events for one Ghost event, often none (usage and bookkeeping have no AG-UI form). */
   map(event: StreamEvent): AgUiEvent[] {
     const out: AgUiEvent[] = [];
-    const timestamp = event.timestamp;
     switch (event.type) {
       case 'run_start':
-        this.#runId ??= event.data.runId;
-        out.push({
-          type: EventType.RUN_STARTED,
-          timestamp,
-          threadId: this.#options.threadId,
-          runId: this.#runId,
-          protocolVersion: PROTOCOL_VERSION,
-        });
+        this.#runStart(out, event as StreamEventOf<'run_start'>);
         break;
       case 'model_start':
-        this.#closeTurnOutput(out, timestamp);
-        this.#closeStep(out, timestamp);
-        this.#provider = event.data.provider;
-        this.#modelId = event.data.modelId;
-        this.#turnNumber = event.data.turn;
-        this.#turn = { messageId: randomUUID(), reasoning: [], text: '', isFinished: false };
-        this.#isStepOpen = true;
-        out.push({ type: EventType.STEP_STARTED, timestamp, stepName: stepNameOf(this.#turnNumber) });
-        break;
-      case 'model_retry':
-        out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.model_retry', value: event.data });
+        this.#modelStart(out, event as StreamEventOf<'model_start'>);
         break;
       case 'text_delta':
-        this.#text(out, event.data.text, timestamp);
+        this.#text(out, event.data.text, event.timestamp);
         break;
       case 'reasoning_delta':
-        this.#reasoning(out, event.data.text, timestamp);
+        this.#reasoning(out, event.data.text, event.timestamp);
         break;
-      case 'tool_call_start': {
-        this.#closeTurnOutput(out, timestamp);
-        const parentMessageId = this.#currentMessageId();
-        this.#streamedToolCallIds.add(event.data.toolCallId);
-        this.#openToolCalls.add(event.data.toolCallId);
-        this.#knownMessageIds.add(parentMessageId);
-        out.push({
-          type: EventType.TOOL_CALL_START,
-          timestamp,
-          toolCallId: event.data.toolCallId,
-          toolCallName: event.data.toolName,
-          parentMessageId,
-        });
+      case 'tool_call_start':
+        this.#toolCallStart(out, event as StreamEventOf<'tool_call_start'>);
         break;
-      }
       case 'tool_call_delta':
-        if (this.#openToolCalls.has(event.data.toolCallId) && event.data.argumentsDelta !== '') {
-          out.push({
-            type: EventType.TOOL_CALL_ARGS,
-            timestamp,
-            toolCallId: event.data.toolCallId,
-            delta: event.data.argumentsDelta,
-          });
-        }
+        this.#toolCallDelta(out, event as StreamEventOf<'tool_call_delta'>);
         break;
       case 'tool_call_stop':
-        if (this.#openToolCalls.delete(event.data.toolCallId)) {
-          out.push({ type: EventType.TOOL_CALL_END, timestamp, toolCallId: event.data.toolCallId });
-        }
+        this.#toolCallStop(out, event as StreamEventOf<'tool_call_stop'>);
         break;
       case 'model_stop':
-        this.#closeTurnOutput(out, timestamp);
-        if (this.#turn !== undefined) {
-          this.#turn.isFinished = true;
-          this.#finishedTurns.push(this.#turn);
-        }
+        this.#modelStop(out, event.timestamp);
         break;
       case 'tool_start':
         this.#toolStart(out, event as StreamEventOf<'tool_start'>);
@@ -202,22 +169,27 @@ export class AgUiEventMapper {
         this.#toolStop(out, event as StreamEventOf<'tool_stop'>);
         break;
       case 'program_start':
-        if (!this.#parentMessageIds.has(event.data.toolCallId)) {
-          this.#parentMessageIds.set(event.data.toolCallId, this.#currentMessageId());
-        }
-        out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.program_start', value: event.data });
+        this.#programStart(out, event as StreamEventOf<'program_start'>);
         break;
+      case 'model_retry':
       case 'program_stop':
-        out.push({ type: EventType.CUSTOM, timestamp, name: 'ghost.program_stop', value: event.data });
+      case 'subagent':
+      case 'approval_requested':
+      case 'approval_resolved':
+        out.push(ghostCustomEvent(event));
         break;
       case 'agent_stream':
         this.#subagents.map(out, event as StreamEventOf<'agent_stream'>);
         break;
-      case 'subagent':
-      case 'approval_requested':
-      case 'approval_resolved':
-        out.push({ type: EventType.CUSTOM, timestamp, name: `ghost.${event.type}`, value: event.data });
-        break;
+      default:
+        this.#mapAssemblyOrEnd(out, event);
+    }
+    return out;
+  }
+
+  /** An assembly's step and routing events, and the run's terminal event; the rest show nothing. */
+  #mapAssemblyOrEnd(out: AgUiEvent[], event: StreamEvent): void {
+    switch (event.type) {
       case 'assembly_step_start':
         this.#steps.start(out, event as StreamEventOf<'assembly_step_start'>);
         break;
@@ -236,17 +208,98 @@ export class AgUiEventMapper {
       case 'run_partial':
       case 'run_cancel':
       case 'run_suspend':
-        this.#closeTurnOutput(out, timestamp);
-        this.#closeStep(out, timestamp);
-        this.#subagents.finish(out, timestamp);
-        this.#steps.finishAll(out, timestamp);
-        this.#terminal = event as TerminalEvent;
+        this.#runEnd(out, event as TerminalEvent);
         break;
       default:
         // usage, invocation_start/stop/error and events added later carry nothing AG-UI shows.
         break;
     }
-    return out;
+  }
+
+  #runStart(out: AgUiEvent[], event: StreamEventOf<'run_start'>): void {
+    this.#runId ??= event.data.runId;
+    out.push({
+      type: EventType.RUN_STARTED,
+      timestamp: event.timestamp,
+      threadId: this.#options.threadId,
+      runId: this.#runId,
+      protocolVersion: PROTOCOL_VERSION,
+    });
+  }
+
+  /** A model turn starts: the previous turn's output and step close, and its step opens. */
+  #modelStart(out: AgUiEvent[], event: StreamEventOf<'model_start'>): void {
+    const timestamp = event.timestamp;
+    this.#closeTurnOutput(out, timestamp);
+    this.#closeStep(out, timestamp);
+    this.#provider = event.data.provider;
+    this.#modelId = event.data.modelId;
+    this.#turnNumber = event.data.turn;
+    this.#turn = { messageId: randomUUID(), reasoning: [], text: '', isFinished: false };
+    this.#isStepOpen = true;
+    out.push({ type: EventType.STEP_STARTED, timestamp, stepName: stepNameOf(this.#turnNumber) });
+  }
+
+  #modelStop(out: AgUiEvent[], timestamp: number): void {
+    this.#closeTurnOutput(out, timestamp);
+    if (this.#turn !== undefined) {
+      this.#turn.isFinished = true;
+      this.#finishedTurns.push(this.#turn);
+    }
+  }
+
+  /** The model starts writing a tool call: it belongs to the turn's assistant message. */
+  #toolCallStart(out: AgUiEvent[], event: StreamEventOf<'tool_call_start'>): void {
+    this.#closeTurnOutput(out, event.timestamp);
+    const parentMessageId = this.#currentMessageId();
+    this.#streamedToolCallIds.add(event.data.toolCallId);
+    this.#openToolCalls.add(event.data.toolCallId);
+    this.#knownMessageIds.add(parentMessageId);
+    out.push({
+      type: EventType.TOOL_CALL_START,
+      timestamp: event.timestamp,
+      toolCallId: event.data.toolCallId,
+      toolCallName: event.data.toolName,
+      parentMessageId,
+    });
+  }
+
+  #toolCallDelta(out: AgUiEvent[], event: StreamEventOf<'tool_call_delta'>): void {
+    if (this.#openToolCalls.has(event.data.toolCallId) && event.data.argumentsDelta !== '') {
+      out.push({
+        type: EventType.TOOL_CALL_ARGS,
+        timestamp: event.timestamp,
+        toolCallId: event.data.toolCallId,
+        delta: event.data.argumentsDelta,
+      });
+    }
+  }
+
+  #toolCallStop(out: AgUiEvent[], event: StreamEventOf<'tool_call_stop'>): void {
+    if (this.#openToolCalls.delete(event.data.toolCallId)) {
+      out.push({
+        type: EventType.TOOL_CALL_END,
+        timestamp: event.timestamp,
+        toolCallId: event.data.toolCallId,
+      });
+    }
+  }
+
+  /** A program starts: its calls will hang under the assistant message whose `exec` ran it. */
+  #programStart(out: AgUiEvent[], event: StreamEventOf<'program_start'>): void {
+    if (!this.#parentMessageIds.has(event.data.toolCallId)) {
+      this.#parentMessageIds.set(event.data.toolCallId, this.#currentMessageId());
+    }
+    out.push(ghostCustomEvent(event));
+  }
+
+  /** The run's terminal event: everything still open closes; {@link finish} sends the end. */
+  #runEnd(out: AgUiEvent[], event: TerminalEvent): void {
+    this.#closeTurnOutput(out, event.timestamp);
+    this.#closeStep(out, event.timestamp);
+    this.#subagents.finish(out, event.timestamp);
+    this.#steps.finishAll(out, event.timestamp);
+    this.#terminal = event;
   }
 
   /**
