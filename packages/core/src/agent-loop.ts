@@ -1,32 +1,25 @@
-import { WaitWatchdog } from './abort-race.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
-import { AgentLimitError, GhostError, ModelError } from './errors.js';
+import { AgentLimitError } from './errors.js';
 import { loadSchemaCompiler } from './json-schema-validator.js';
 import type {
   ModelMessage,
-  ModelReasoning,
   ModelRequest,
   ModelSettings,
   ModelStreamLimits,
-  ModelStreamPart,
   ModelToolCall,
   ModelV1,
   ProviderOptions,
 } from './model.js';
-import { modelStreamLimitError } from './model-error-mapping.js';
-import { ModelContentFilterError, ModelResponseError, OutputValidationError } from './model-errors.js';
-import { modelStreamIdleError } from './model-retry.js';
+import { OutputValidationError } from './model-errors.js';
+import { streamTurn } from './model-turn.js';
 import type { PausedCall } from './paused-run.js';
 import { continuePausedCalls, type ResumePlan } from './resume-paused-calls.js';
 import type { PendingInterjection, RunExecution, RunResult } from './run.js';
-import { stopReason } from './run-context.js';
 import { repairRequest, type StructuredOutput } from './structured-output.js';
 import type { Tool } from './tool.js';
 import type { ApprovalGate, SuspendingApprovalGate } from './tool-approval.js';
 import {
-  type EmitEvent,
   runToolCall,
-  summarizeError,
   type ToolCallBudget,
   type ToolCallEnvironment,
   type ToolCallOutcome,
@@ -34,7 +27,6 @@ import {
   toolResultMessage,
 } from './tool-call-runner.js';
 import type { ToolLock } from './tool-lock.js';
-import { Usage } from './usage.js';
 
 /**
  * The limits of one agent's runs; those it shares with {@link ModelStreamLimits} bound each model
@@ -118,20 +110,6 @@ export interface AgentLoopInput {
   readonly resume?: ResumePlan;
 }
 
-interface TurnResult {
-  readonly text: string;
-  readonly toolCalls: readonly ModelToolCall[];
-  readonly reasoning: readonly ModelReasoning[];
-  readonly finishReason: string;
-}
-
-/**
- * How much longer than `streamIdleTimeoutMs` the agent waits for a part: a provider that retries
- * gives up a stalled attempt itself, and its `retry` part must reach the loop before the loop
- * gives up on the whole answer.
- */
-const providerIdleGraceMs = 1_000;
-
 /** The limits of one answer, as the agent passes them to its model. */
 function streamLimitsOf(limits: AgentLimits): ModelStreamLimits {
   return {
@@ -141,209 +119,6 @@ function streamLimitsOf(limits: AgentLimits): ModelStreamLimits {
     maxStreamEventBytes: limits.maxStreamEventBytes,
     streamIdleTimeoutMs: limits.streamIdleTimeoutMs,
   };
-}
-
-function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
-async function streamTurn(
-  request: ModelRequest,
-  model: ModelV1,
-  turn: number,
-  execution: RunExecution,
-  hiddenToolNames: ReadonlySet<string>,
-  limits: ModelStreamLimits,
-): Promise<TurnResult> {
-  const { signal } = execution;
-  const hiddenIndexes = new Set<number>();
-  // Control calls (code mode's exec/wait/stop) are bookkeeping: the public stream omits them,
-  // telemetry keeps them.
-  const emit: EmitEvent = (type, data) => {
-    const index = (data as { index?: unknown }).index;
-    const isHidden = type.startsWith('tool_call_') && typeof index === 'number' && hiddenIndexes.has(index);
-    execution.emit(type, data, isHidden ? { hidden: true } : {});
-  };
-  const calls = new Map<
-    number,
-    { id: string; name: string; arguments: string; bytes: number; providerMetadata?: ProviderOptions }
-  >();
-  const reasoning: ModelReasoning[] = [];
-  const describeModel = `Model ${model.provider}:${model.modelId}`;
-  const tooLarge = (limit: 'maxToolCallsPerAnswer' | 'maxToolCallBytes' | 'maxAnswerBytes') =>
-    modelStreamLimitError(model.provider, limit, limits[limit]);
-  // Every byte of text, reasoning and arguments counts once toward maxAnswerBytes; a reasoning
-  // block's text counts where its deltas did not carry it.
-  let answerBytes = 0;
-  let unendedReasoningBytes = 0;
-  const count = (bytes: number) => {
-    answerBytes += bytes;
-    if (answerBytes > limits.maxAnswerBytes) throw tooLarge('maxAnswerBytes');
-  };
-  let text = '';
-  let finish: Extract<ModelStreamPart, { type: 'finish' }> | undefined;
-  let responseId: string | undefined;
-  let responseModelId: string | undefined;
-  let hasOutput = false;
-  // The model's own signal: the run's, and the idle timeout's, which also stops its request.
-  const watchdog = new WaitWatchdog(signal);
-  const idleError = () => modelStreamIdleError(model.provider, limits.streamIdleTimeoutMs);
-  let waitMs = limits.streamIdleTimeoutMs + providerIdleGraceMs;
-  let iterator: AsyncIterator<ModelStreamPart> | undefined;
-  try {
-    iterator = model.stream(request, { signal: watchdog.signal, limits })[Symbol.asyncIterator]();
-    for (;;) {
-      watchdog.arm(waitMs, idleError);
-      const step = await watchdog.race(iterator.next());
-      watchdog.disarm();
-      if (step.done) break;
-      const part = step.value;
-      waitMs = limits.streamIdleTimeoutMs + providerIdleGraceMs;
-      if (finish !== undefined) {
-        throw new ModelResponseError(
-          `${describeModel} sent a '${part.type}' part after 'finish' on turn ${turn}.`,
-        );
-      }
-      if (part.type !== 'retry') hasOutput = true;
-      switch (part.type) {
-        case 'retry':
-          if (hasOutput) {
-            throw new ModelResponseError(
-              `${describeModel} retried its request on turn ${turn} after its answer had begun; a provider retries only before its first part.`,
-            );
-          }
-          // The provider waits this long before its next attempt.
-          waitMs += Math.max(0, part.delayMs);
-          emit('model_retry', {
-            turn,
-            attempt: part.attempt,
-            delayMs: part.delayMs,
-            error: summarizeError(part.error),
-          });
-          break;
-        case 'text-delta':
-          count(utf8Bytes(part.text));
-          text += part.text;
-          execution.noteText(text);
-          emit('text_delta', { text: part.text });
-          break;
-        case 'reasoning-delta': {
-          const bytes = utf8Bytes(part.text);
-          count(bytes);
-          unendedReasoningBytes += bytes;
-          emit('reasoning_delta', { text: part.text });
-          break;
-        }
-        case 'reasoning-end': {
-          const { signature = '', redactedData = '' } = part.reasoning;
-          const textBytes = utf8Bytes(part.reasoning.text);
-          count(
-            Math.max(0, textBytes - unendedReasoningBytes) + utf8Bytes(signature) + utf8Bytes(redactedData),
-          );
-          unendedReasoningBytes = Math.max(0, unendedReasoningBytes - textBytes);
-          reasoning.push(part.reasoning);
-          break;
-        }
-        case 'tool-call-start':
-          if (!calls.has(part.index) && calls.size >= limits.maxToolCallsPerAnswer) {
-            throw tooLarge('maxToolCallsPerAnswer');
-          }
-          calls.set(part.index, { id: part.id, name: part.name, arguments: '', bytes: 0 });
-          if (hiddenToolNames.has(part.name)) hiddenIndexes.add(part.index);
-          emit('tool_call_start', { index: part.index, toolCallId: part.id, toolName: part.name });
-          break;
-        case 'tool-call-delta': {
-          const call = calls.get(part.index);
-          if (!call)
-            throw new ModelError(
-              `The model sent arguments for tool call ${part.index}, which it never started.`,
-            );
-          const bytes = utf8Bytes(part.argumentsDelta);
-          call.bytes += bytes;
-          if (call.bytes > limits.maxToolCallBytes) throw tooLarge('maxToolCallBytes');
-          count(bytes);
-          call.arguments += part.argumentsDelta;
-          emit('tool_call_delta', {
-            index: part.index,
-            toolCallId: call.id,
-            toolName: call.name,
-            argumentsDelta: part.argumentsDelta,
-          });
-          break;
-        }
-        case 'tool-call-stop': {
-          const call = calls.get(part.index);
-          if (!call)
-            throw new ModelError(`The model stopped tool call ${part.index}, which it never started.`);
-          if (part.providerMetadata !== undefined) call.providerMetadata = part.providerMetadata;
-          emit('tool_call_stop', {
-            index: part.index,
-            toolCallId: call.id,
-            toolName: call.name,
-            arguments: call.arguments,
-          });
-          break;
-        }
-        case 'usage':
-          execution.addUsage(part.usage);
-          emit('usage', { usage: new Usage(part.usage) });
-          break;
-        case 'response-metadata':
-          responseId = part.id ?? responseId;
-          responseModelId = part.modelId ?? responseModelId;
-          break;
-        case 'finish':
-          finish = part;
-          break;
-      }
-    }
-  } catch (error) {
-    if (signal.aborted) throw stopReason(signal);
-    if (GhostError.isInstance(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ModelError(`${describeModel} failed on turn ${turn}: ${message}`, {
-      cause: error,
-    });
-  } finally {
-    watchdog.dispose();
-    // A stream abandoned on abort or idleness is told to stop (its signal has aborted), but
-    // never waited for.
-    iterator?.return?.()?.catch(() => {});
-  }
-  if (finish === undefined) {
-    throw new ModelResponseError(
-      `${describeModel}'s stream ended on turn ${turn} without a 'finish' part, so its answer may be incomplete.`,
-    );
-  }
-  const raw = finish.rawReason === undefined ? '' : ` (${finish.rawReason})`;
-  if (finish.reason === 'content-filter') {
-    throw new ModelContentFilterError(
-      `${describeModel}'s answer was stopped by the provider's content filter on turn ${turn}${raw}.`,
-      { provider: model.provider },
-    );
-  }
-  if (finish.reason === 'error') {
-    throw new ModelResponseError(`${describeModel} finished turn ${turn} with an error${raw}.`, {
-      provider: model.provider,
-    });
-  }
-  const toolCalls = [...calls.entries()]
-    .sort(([left], [right]) => left - right)
-    .map(([, call]) => ({
-      id: call.id,
-      name: call.name,
-      arguments: call.arguments,
-      ...(call.providerMetadata !== undefined ? { providerMetadata: call.providerMetadata } : {}),
-    }));
-  emit('model_stop', {
-    turn,
-    finishReason: finish.reason,
-    ...(finish.rawReason !== undefined ? { rawFinishReason: finish.rawReason } : {}),
-    ...(responseId !== undefined ? { responseId } : {}),
-    ...(responseModelId !== undefined ? { responseModelId } : {}),
-    text,
-  });
-  return { text, toolCalls, reasoning, finishReason: finish.reason };
 }
 
 /**
@@ -411,17 +186,6 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
   execution.recordTranscript(messages);
   const controlToolNames = loop.controlToolNames ?? new Set<string>();
   const streamLimits = streamLimitsOf(loop.limits);
-  // Read again at every turn: a tool source may have changed the tools since the last one.
-  const environmentOf = (tools: ReadonlyMap<string, Tool>): ToolCallEnvironment => ({
-    runContext,
-    emit,
-    budget: loop.budget,
-    lock: loop.lock,
-    tools,
-    controlToolNames,
-    inScope: execution.inScope,
-    ...(loop.approvals === undefined ? {} : { approvals: loop.approvals }),
-  });
   const { output } = loop;
   let delivered: PendingInterjection[] = [];
   let turn = loop.resume?.paused.turns ?? 0;
@@ -438,7 +202,7 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       plan: loop.resume,
       messages,
       tools: loop.tools,
-      environment: environmentOf(loop.tools),
+      environment: toolCallEnvironmentOf(loop, execution, loop.tools),
       maxParallel: loop.limits.maxParallelToolCalls,
       execution,
     });
@@ -456,20 +220,10 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
       }
       turn += 1;
       runContext.throwIfStopped();
+      // Read again at every turn: a tool source may have changed the tools since the last one.
       const tools = loop.tools;
-      const environment = environmentOf(tools);
-      const request: ModelRequest = {
-        instructions: loop.instructions,
-        messages: [...messages],
-        tools: [...tools.values()].map((tool) => ({
-          name: tool.name,
-          description: tool.description,
-          inputSchema: tool.inputJsonSchema,
-        })),
-        ...(output ? { output: output.format } : {}),
-        ...(loop.settings ? { settings: loop.settings } : {}),
-        ...(loop.providerOptions ? { providerOptions: loop.providerOptions } : {}),
-      };
+      const environment = toolCallEnvironmentOf(loop, execution, tools);
+      const request = modelRequestOf(loop, messages, tools);
       emit('model_start', { turn, provider: loop.model.provider, modelId: loop.model.modelId }, { request });
       const turnNumber = turn;
       const result = await execution.inScope({ kind: 'model', turn: turnNumber }, () =>
@@ -483,30 +237,18 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
         messages.push({ role: 'assistant', content: result.text, ...reasoning });
         if (execution.hasPendingInterjections) continue;
         if (output === undefined) break;
-        await loadSchemaCompiler();
-        const parsed = output.parse(result.text);
-        if (parsed.ok) {
-          outputValue = parsed.value;
+        const answer = await checkFinalAnswer(loop.agentName, output, result.text, isRepairing);
+        if (answer.isValid) {
+          outputValue = answer.value;
           break;
-        }
-        if (isRepairing) {
-          throw new OutputValidationError(
-            `Agent '${loop.agentName}''s answer did not match its output schema, even after a repair turn: ${parsed.problems.slice(0, 5).join('; ')}.`,
-            { text: result.text, problems: parsed.problems },
-          );
         }
         // One repair turn: the model sees what was wrong and answers again.
         isRepairing = true;
-        messages.push({ role: 'user', content: repairRequest(parsed.problems) });
+        messages.push({ role: 'user', content: repairRequest(answer.problems) });
         continue;
       }
       messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls, ...reasoning });
-      const outcomes = await runToolCalls(result.toolCalls, environment, loop.limits.maxParallelToolCalls);
-      const suspended = loop.suspension?.take() ?? [];
-      const waiting = new Set(suspended.map((call) => call.toolCallId));
-      for (const outcome of outcomes) {
-        if (!waiting.has(outcome.toolCallId)) messages.push(toolResultMessage(outcome));
-      }
+      const suspended = await runToolCallStep(loop, result.toolCalls, environment, messages);
       if (suspended.length > 0) return suspend(suspended);
     }
   } catch (error) {
@@ -520,6 +262,89 @@ export async function runAgentLoop(loop: AgentLoopInput, execution: RunExecution
     messages,
     ...(output !== undefined ? { output: outputValue } : {}),
   };
+}
+
+/** What the loop's direct tool calls run with, over the tools the model sees this turn. */
+function toolCallEnvironmentOf(
+  loop: AgentLoopInput,
+  execution: RunExecution,
+  tools: ReadonlyMap<string, Tool>,
+): ToolCallEnvironment {
+  return {
+    runContext: execution.runContext,
+    emit: execution.emit,
+    budget: loop.budget,
+    lock: loop.lock,
+    tools,
+    controlToolNames: loop.controlToolNames ?? new Set<string>(),
+    inScope: execution.inScope,
+    ...(loop.approvals === undefined ? {} : { approvals: loop.approvals }),
+  };
+}
+
+/** The request of one model turn: the conversation so far and the tools as the model sees them. */
+function modelRequestOf(
+  loop: AgentLoopInput,
+  messages: readonly ModelMessage[],
+  tools: ReadonlyMap<string, Tool>,
+): ModelRequest {
+  const { output } = loop;
+  return {
+    instructions: loop.instructions,
+    messages: [...messages],
+    tools: [...tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputJsonSchema,
+    })),
+    ...(output ? { output: output.format } : {}),
+    ...(loop.settings ? { settings: loop.settings } : {}),
+    ...(loop.providerOptions ? { providerOptions: loop.providerOptions } : {}),
+  };
+}
+
+/**
+ * A final answer checked against the output schema: its value, or the problems to send back for
+ * the one repair turn. A mismatch after the repair turn throws `OutputValidationError`.
+ */
+async function checkFinalAnswer(
+  agentName: string,
+  output: StructuredOutput,
+  text: string,
+  isRepairing: boolean,
+): Promise<
+  | { readonly isValid: true; readonly value: unknown }
+  | { readonly isValid: false; readonly problems: readonly string[] }
+> {
+  await loadSchemaCompiler();
+  const parsed = output.parse(text);
+  if (parsed.ok) return { isValid: true, value: parsed.value };
+  if (isRepairing) {
+    throw new OutputValidationError(
+      `Agent '${agentName}''s answer did not match its output schema, even after a repair turn: ${parsed.problems.slice(0, 5).join('; ')}.`,
+      { text, problems: parsed.problems },
+    );
+  }
+  return { isValid: false, problems: parsed.problems };
+}
+
+/**
+ * Runs the tool calls of one answer and adds their results to the conversation; returns the calls
+ * suspended for approval, whose results wait for the run's resume.
+ */
+async function runToolCallStep(
+  loop: AgentLoopInput,
+  toolCalls: readonly ModelToolCall[],
+  environment: ToolCallEnvironment,
+  messages: ModelMessage[],
+): Promise<readonly PausedCall[]> {
+  const outcomes = await runToolCalls(toolCalls, environment, loop.limits.maxParallelToolCalls);
+  const suspended = loop.suspension?.take() ?? [];
+  const waiting = new Set(suspended.map((call) => call.toolCallId));
+  for (const outcome of outcomes) {
+    if (!waiting.has(outcome.toolCallId)) messages.push(toolResultMessage(outcome));
+  }
+  return suspended;
 }
 
 function runToolCalls(

@@ -240,49 +240,19 @@ export async function runToolCall(
     const exhausted = isControl ? undefined : environment.budget.take();
     if (exhausted !== undefined) throw new ToolCallRejection(budgetRefusal(environment.budget, exhausted));
     // A person's decision, in one place for direct and brokered calls; the wait is not the tool's time.
-    if (await callNeedsApproval(tool, request.input, toolCallId, runContext)) {
-      const gate = environment.approvals;
-      if (gate === undefined) {
-        throw new ToolCallRejection(
-          `The call to ${toolName} needs a person's approval, and no one can be asked here; it did not run.`,
-        );
-      }
-      const answer = await gate.request({
-        toolCallId,
-        toolName,
-        input: request.input,
-        signal: request.signal,
-      });
-      if (answer.decision === 'suspended') {
-        // The run saves its pause before anything announces it: only telemetry sees this stop.
-        const error = new ApprovalError(
-          `The call to ${toolName} waits for a person's approval; the run suspended, and agent.resume() continues it.`,
-          { code: 'APPROVAL_SUSPENDED' },
-        );
-        const summary = summarizeError(error);
-        return finish(
-          { status: 'error', content: error.message, error: summary, artifacts: [] },
-          { hidden: true },
-        );
-      }
-      if (answer.decision === 'cancelled') {
-        throw new ToolCallRejection(
-          `The call to ${toolName} was cancelled while it waited for approval; it did not run.`,
-        );
-      }
-      if (answer.decision !== 'approved') throw approvalRefusal(toolName, answer, gate.timeoutMs);
+    if ((await awaitApproval(tool, request, environment)) === 'suspended') {
+      // The run saves its pause before anything announces it: only telemetry sees this stop.
+      const error = new ApprovalError(
+        `The call to ${toolName} waits for a person's approval; the run suspended, and agent.resume() continues it.`,
+        { code: 'APPROVAL_SUSPENDED' },
+      );
+      const summary = summarizeError(error);
+      return finish(
+        { status: 'error', content: error.message, error: summary, artifacts: [] },
+        { hidden: true },
+      );
     }
-    if (tool.authorize) {
-      const { invocation } = runContext;
-      const decision = await tool.authorize({
-        toolName,
-        input: request.input,
-        actorId: invocation.actorId,
-        context: invocation.context,
-        run: runContext,
-      });
-      if (!decision.allow) throw new ToolCallRejection(`Not authorized: ${decision.reason}`);
-    }
+    await checkAuthorization(tool, request, runContext);
     const { value, artifacts } = await executeUnderLimits(tool, request, environment, isControl);
     return finish({ status: 'success', content: contentOf(value), value, artifacts });
   } catch (error) {
@@ -295,6 +265,58 @@ export async function runToolCall(
     if (ToolTimeoutError.isInstance(error)) return fail(error.message, error);
     return fail(`Tool failed (${errorName(error)})`, error);
   }
+}
+
+/**
+ * Asks a person, when the call needs approval, through the environment's gate: resolves once it is
+ * approved (or needs none), or `'suspended'` when the run pauses for it; throws a rejection the
+ * model reads otherwise.
+ */
+async function awaitApproval(
+  tool: Tool,
+  request: ToolCallRequest,
+  environment: ToolCallEnvironment,
+): Promise<'suspended' | undefined> {
+  const { toolCallId, toolName } = request;
+  if (!(await callNeedsApproval(tool, request.input, toolCallId, environment.runContext))) return undefined;
+  const gate = environment.approvals;
+  if (gate === undefined) {
+    throw new ToolCallRejection(
+      `The call to ${toolName} needs a person's approval, and no one can be asked here; it did not run.`,
+    );
+  }
+  const answer = await gate.request({
+    toolCallId,
+    toolName,
+    input: request.input,
+    signal: request.signal,
+  });
+  if (answer.decision === 'suspended') return 'suspended';
+  if (answer.decision === 'cancelled') {
+    throw new ToolCallRejection(
+      `The call to ${toolName} was cancelled while it waited for approval; it did not run.`,
+    );
+  }
+  if (answer.decision !== 'approved') throw approvalRefusal(toolName, answer, gate.timeoutMs);
+  return undefined;
+}
+
+/** Asks the tool's `authorize` hook, when it has one; throws a rejection the model reads when refused. */
+async function checkAuthorization(
+  tool: Tool,
+  request: ToolCallRequest,
+  runContext: RunContext,
+): Promise<void> {
+  if (!tool.authorize) return;
+  const { invocation } = runContext;
+  const decision = await tool.authorize({
+    toolName: request.toolName,
+    input: request.input,
+    actorId: invocation.actorId,
+    context: invocation.context,
+    run: runContext,
+  });
+  if (!decision.allow) throw new ToolCallRejection(`Not authorized: ${decision.reason}`);
 }
 
 async function executeUnderLimits(

@@ -6,7 +6,6 @@ import { codeMode } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import {
   type AgentStreamSource,
-  createRuntime,
   defineAgent,
   defineTool,
   type NestedStreamEvent,
@@ -14,27 +13,20 @@ import {
   type StreamEvent,
 } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { quickjsEngine } from './quickjs-engine.js';
+import {
+  bwrapDetection,
+  bwrapUnavailable,
+  codeModeRuntime,
+  collectEvents,
+  helpCenterLookup,
+} from './test-support/code-mode-agent.js';
 
 // Assemblies (Workflow, Swarm, Graph) whose steps are agents in code mode, end to end: a QuickJS
 // host in bubblewrap runs every program, and what the user sees (outcome, events, usage, what
 // is left behind) is what is checked.
-const detection = await bwrapSandbox.detect();
-const unavailable = detection.available
-  ? ''
-  : ` (skipped: bubblewrap is not usable here: ${detection.reason})`;
-
 const usage = { inputTokens: 10, outputTokens: 5 };
-
-const lookup = defineTool({
-  name: 'help_center_lookup',
-  description: 'Returns the help-center entry for a topic.',
-  input: Type.Object({ topic: Type.String() }),
-  execute: ({ topic }) => ({ topic, text: `All about ${topic}.` }),
-});
 
 /** A tool that never answers: it waits until its call is aborted. */
 const block = defineTool({
@@ -73,12 +65,6 @@ function unmatchedInvocations(events: readonly StreamEvent[]): string[] {
   return [...open.values()];
 }
 
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
 function lastUserText(model: ScriptedModel, call = 0): string {
   const message = model.calls[call]?.messages.at(-1);
   return typeof message?.content === 'string' ? message.content : '';
@@ -92,7 +78,7 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
   beforeEach(async () => {
     // The run's program workspaces are made here, so what it leaves behind can be listed.
     workspaceRoot = await mkdtemp(join(tmpdir(), 'ghost-assemblies-e2e-'));
-    runtime = createRuntime({ engines: [quickjsEngine], sandboxes: [bwrapSandbox], workspaceRoot });
+    runtime = codeModeRuntime({ workspaceRoot });
   });
 
   afterEach(async () => {
@@ -100,8 +86,8 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
     await rm(workspaceRoot, { recursive: true, force: true });
   });
 
-  it.skipIf(!detection.available)(
-    `cancelling a workflow mid-parallel stops every program and subagent, and leaves no process or workspace${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `cancelling a workflow mid-parallel stops every program and subagent, and leaves no process or workspace${bwrapUnavailable}`,
     async () => {
       const worker = (name: string) =>
         defineAgent({
@@ -132,7 +118,7 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
           { toolCalls: [{ name: 'wait_for_subagents', input: {} }], usage },
           { text: 'never' },
         ]),
-        tools: [lookup],
+        tools: [helpCenterLookup],
         codeMode: codeMode(),
         subagents: [{ agent: helper, description: 'Digs.' }],
       });
@@ -236,8 +222,8 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
     },
   );
 
-  it.skipIf(!detection.available)(
-    `a swarm member in code mode with subagents keeps spawn_subagent and transfer_to_<member> model-facing, spawns, then hands off${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `a swarm member in code mode with subagents keeps spawn_subagent and transfer_to_<member> model-facing, spawns, then hands off${bwrapUnavailable}`,
     async () => {
       const researcherModel = new ScriptedModel([{ text: 'Found it.', usage }]);
       const researcher = defineAgent({ name: 'researcher', model: researcherModel });
@@ -264,7 +250,7 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
       const triage = defineAgent({
         name: 'triage',
         model: triageModel,
-        tools: [lookup],
+        tools: [helpCenterLookup],
         codeMode: codeMode(),
         subagents: [{ agent: researcher, description: 'Looks things up.' }],
       });
@@ -278,7 +264,7 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
       });
 
       const stream = swarm.streamAsk('I was charged twice.', { runtime, includeAgentEvents: true });
-      const events = await collect(stream);
+      const events = await collectEvents(stream);
       const run = await stream.run;
       expect(run.outcome).toBe('completed');
       expect(run.response).toBe('Refunded.');
@@ -338,8 +324,8 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
     },
   );
 
-  it.skipIf(!detection.available)(
-    `a graph forks into two code-mode branches and joins them, each branch's events in order under its own path${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `a graph forks into two code-mode branches and joins them, each branch's events in order under its own path${bwrapUnavailable}`,
     async () => {
       const planner = defineAgent({ name: 'planner', model: new ScriptedModel([{ text: 'Lisbon', usage }]) });
       const branch = (name: string, fact: string) =>
@@ -368,7 +354,7 @@ describe('assemblies of agents in code mode (QuickJS in bubblewrap)', { timeout:
       });
 
       const stream = graph.streamAsk('Lisbon', { runtime, includeAgentEvents: true });
-      const events = await collect(stream);
+      const events = await collectEvents(stream);
       const run = await stream.run;
       expect(run.outcome).toBe('completed');
       expect(run.response).toBe('article');

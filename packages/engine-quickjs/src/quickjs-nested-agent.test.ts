@@ -1,47 +1,29 @@
 import { codeMode } from '@ghost/code-mode';
-import { createRuntime, defineAgent, defineTool, type StreamEvent, type StreamEventOf } from '@ghost/core';
+import { defineAgent, type StreamEventOf } from '@ghost/core';
 import { countOpenHandles, MockModel, newOpenHandles, ScriptedModel } from '@ghost/core/testing';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { quickjsEngine } from './quickjs-engine.js';
+import {
+  bwrapDetection,
+  bwrapUnavailable,
+  codeModeRuntime,
+  collectEvents,
+  helpCenterLookup,
+} from './test-support/code-mode-agent.js';
 
 // Agents run as tools (agent.asTool()) called from code-mode programs: QuickJS hosts in
 // bubblewrap, the outer agent's program and the nested agent's own.
-const detection = await bwrapSandbox.detect();
-const unavailable = detection.available
-  ? ''
-  : ` (skipped: bubblewrap is not usable here: ${detection.reason})`;
-
-const lookup = defineTool({
-  name: 'help_center_lookup',
-  description: 'Returns the help-center entry for a topic.',
-  input: Type.Object({ topic: Type.String() }),
-  execute: ({ topic }) => ({ topic, text: `All about ${topic}.` }),
-});
-
-function newRuntime() {
-  return createRuntime({ engines: [quickjsEngine], sandboxes: [bwrapSandbox] });
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
 type AgentStreamEvent = StreamEventOf<'agent_stream'>;
 
 describe('an agent run as a tool, called from a code-mode program', () => {
-  it.skipIf(!detection.available)(
-    `answers the program, in parallel, with the nested agent's own program in its own sandbox${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `answers the program, in parallel, with the nested agent's own program in its own sandbox${bwrapUnavailable}`,
     async () => {
       const handlesBefore = countOpenHandles();
-      const runtime = newRuntime();
+      const runtime = codeModeRuntime();
       // The researcher works in code mode too: its program looks the topic up.
       const researcher = defineAgent({
         name: 'researcher',
-        tools: [lookup],
+        tools: [helpCenterLookup],
         codeMode: codeMode(),
         model: new MockModel({
           stream: (request, _options) => {
@@ -83,7 +65,7 @@ describe('an agent run as a tool, called from a code-mode program', () => {
       });
       try {
         const stream = support.streamAsk('Refunds and shipping?', { runtime, includeAgentEvents: true });
-        const events = await collect(stream);
+        const events = await collectEvents(stream);
         const run = await stream.run;
         expect(run.outcome).toBe('completed');
         expect(run.sandbox?.name).toBe('bwrap');
@@ -122,11 +104,11 @@ describe('an agent run as a tool, called from a code-mode program', () => {
     },
   );
 
-  it.skipIf(!detection.available)(
-    `stops the program and the nested agent when the run is cancelled, leaving nothing running${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `stops the program and the nested agent when the run is cancelled, leaving nothing running${bwrapUnavailable}`,
     async () => {
       const handlesBefore = countOpenHandles();
-      const runtime = newRuntime();
+      const runtime = codeModeRuntime();
       let innerStarted: () => void = () => {};
       const started = new Promise<void>((resolve) => {
         innerStarted = resolve;
@@ -169,7 +151,7 @@ describe('an agent run as a tool, called from a code-mode program', () => {
           signal: controller.signal,
           includeAgentEvents: true,
         });
-        const events = await collect(stream);
+        const events = await collectEvents(stream);
         const run = await stream.run;
         expect(run.outcome).toBe('cancelled');
         expect(innerSignal?.aborted).toBe(true);

@@ -1,31 +1,17 @@
 import { codeMode } from '@ghost/code-mode';
-import { createRuntime, defineAgent, defineTool, type StreamEvent } from '@ghost/core';
+import { defineAgent } from '@ghost/core';
 import { countOpenHandles, newOpenHandles, ScriptedModel } from '@ghost/core/testing';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { quickjsEngine } from './quickjs-engine.js';
+import {
+  bwrapDetection,
+  bwrapUnavailable,
+  codeModeRuntime,
+  collectEvents,
+  helpCenterLookup,
+} from './test-support/code-mode-agent.js';
 
 // Model-directed subagents of an agent in code mode: the control tools stay the model's own,
 // outside every program's catalog (a QuickJS host in bubblewrap runs the program).
-const detection = await bwrapSandbox.detect();
-const unavailable = detection.available
-  ? ''
-  : ` (skipped: bubblewrap is not usable here: ${detection.reason})`;
-
-const lookup = defineTool({
-  name: 'help_center_lookup',
-  description: 'Returns the help-center entry for a topic.',
-  input: Type.Object({ topic: Type.String() }),
-  execute: ({ topic }) => ({ topic, text: `All about ${topic}.` }),
-});
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
 const controls = [
   'spawn_subagent',
   'send_message_to_subagent',
@@ -35,11 +21,11 @@ const controls = [
 ];
 
 describe('subagents of an agent in code mode', () => {
-  it.skipIf(!detection.available)(
-    `keeps the subagent controls model-facing and out of the program's catalog${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `keeps the subagent controls model-facing and out of the program's catalog${bwrapUnavailable}`,
     async () => {
       const handlesBefore = countOpenHandles();
-      const runtime = createRuntime({ engines: [quickjsEngine], sandboxes: [bwrapSandbox] });
+      const runtime = codeModeRuntime();
       const researcher = defineAgent({
         name: 'researcher',
         model: new ScriptedModel([{ text: 'Found it.' }]),
@@ -63,13 +49,13 @@ describe('subagents of an agent in code mode', () => {
       const lead = defineAgent({
         name: 'lead',
         model,
-        tools: [lookup],
+        tools: [helpCenterLookup],
         codeMode: codeMode(),
         subagents: [{ agent: researcher, description: 'Looks things up.' }],
       });
       try {
         const stream = lead.streamAsk('Look it up', { runtime });
-        const events = await collect(stream);
+        const events = await collectEvents(stream);
         const run = await stream.run;
         expect(run.outcome).toBe('completed');
         // The model sees code mode's controls and the subagent controls, not the brokered tool.

@@ -1,38 +1,24 @@
 import { defineSwarm } from '@ghost/assemblies';
 import { codeMode } from '@ghost/code-mode';
-import { createRuntime, defineAgent, defineTool, type StreamEvent } from '@ghost/core';
+import { defineAgent } from '@ghost/core';
 import { countOpenHandles, newOpenHandles, ScriptedModel } from '@ghost/core/testing';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
-import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { quickjsEngine } from './quickjs-engine.js';
+import {
+  bwrapDetection,
+  bwrapUnavailable,
+  codeModeRuntime,
+  collectEvents,
+  helpCenterLookup,
+} from './test-support/code-mode-agent.js';
 
 // A swarm member in code mode: its transfer tools stay the model's own, outside every program's
 // catalog (a QuickJS host in bubblewrap runs the program), and a handoff still hands off.
-const detection = await bwrapSandbox.detect();
-const unavailable = detection.available
-  ? ''
-  : ` (skipped: bubblewrap is not usable here: ${detection.reason})`;
-
-const lookup = defineTool({
-  name: 'help_center_lookup',
-  description: 'Returns the help-center entry for a topic.',
-  input: Type.Object({ topic: Type.String() }),
-  execute: ({ topic }) => ({ topic, text: `All about ${topic}.` }),
-});
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
 describe('a swarm member in code mode', () => {
-  it.skipIf(!detection.available)(
-    `sees transfer_to_<member> as a model-facing tool, not in the program's catalog, and hands off${unavailable}`,
+  it.skipIf(!bwrapDetection.available)(
+    `sees transfer_to_<member> as a model-facing tool, not in the program's catalog, and hands off${bwrapUnavailable}`,
     async () => {
       const handlesBefore = countOpenHandles();
-      const runtime = createRuntime({ engines: [quickjsEngine], sandboxes: [bwrapSandbox] });
+      const runtime = codeModeRuntime();
       const program = [
         "const names = ['transfer_to_billing', 'help_center_lookup'];",
         'text(names.map((name) => name + ":" + (name in tools)).join(","))',
@@ -45,7 +31,7 @@ describe('a swarm member in code mode', () => {
       const triage = defineAgent({
         name: 'triage',
         model: triageModel,
-        tools: [lookup],
+        tools: [helpCenterLookup],
         codeMode: codeMode(),
       });
       const billingModel = new ScriptedModel([{ text: 'Refunded.' }]);
@@ -58,7 +44,7 @@ describe('a swarm member in code mode', () => {
       });
       try {
         const stream = swarm.streamAsk('I was charged twice.', { runtime });
-        const events = await collect(stream);
+        const events = await collectEvents(stream);
         const run = await stream.run;
         expect(run.outcome).toBe('completed');
         expect(run.response).toBe('Refunded.');

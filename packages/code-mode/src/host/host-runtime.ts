@@ -66,124 +66,183 @@ export function serveProgram(
   isStopRequestedOutside: () => boolean = () => false,
 ): Promise<void> {
   return new Promise<void>((resolveServed, rejectServed) => {
-    let setup: SetupFrame | undefined;
-    let guest: Promise<PreparedGuest> | undefined;
-    let program: { readonly programId: string; isStopRequested: boolean } | undefined;
-    let running: PreparedGuest | undefined;
+    const server = new ProgramServer(driver, transport, isStopRequestedOutside, {
+      resolve: resolveServed,
+      reject: rejectServed,
+    });
+    transport.onFrame((raw) => server.onParentFrame(raw));
+  });
+}
 
-    const prepareGuest = ({ tools, limits }: SetupFrame) => {
-      const preparing = driver.prepare({ prelude: guestPrelude, toolsJson: JSON.stringify(tools), limits });
-      guest = preparing;
-      preparing.then(
-        () => transport.send({ type: 'ready' }),
-        (error: unknown) => rejectServed(error),
-      );
-    };
+/** The program a host runs now, and whether the parent asked it to stop. */
+interface ServedProgram {
+  readonly programId: string;
+  isStopRequested: boolean;
+}
 
-    const onParentFrame = (raw: unknown) => {
-      let frame: ParentFrame;
-      try {
-        frame = parseParentFrame(raw);
-      } catch (error) {
-        rejectServed(error);
-        return;
-      }
-      switch (frame.type) {
-        case 'setup':
-          if (setup) return rejectServed(new Error('A host is set up once; it got a second setup.'));
-          setup = frame;
-          prepareGuest(frame);
-          return;
-        case 'execute': {
-          if (!setup || !guest) return rejectServed(new Error('A host needs setup before execute.'));
-          if (program)
-            return rejectServed(new Error('A host runs one program at a time; it got a second execute.'));
-          const started = { programId: frame.programId, isStopRequested: false };
-          const settings = setup;
-          program = started;
-          const preparing = guest;
-          guest = undefined;
-          void execute(frame, settings, preparing, started).then((completion) => {
-            if (completion.status === 'completed' && settings.reuse && isWithin(settings.reuse)) {
-              program = undefined;
-              prepareGuest(settings);
-            } else {
-              resolveServed();
-            }
-          }, rejectServed);
+/** The state of {@link serveProgram}: the setup, the guest prepared for the next program, the program running. */
+class ProgramServer {
+  readonly #driver: EngineDriver;
+  readonly #transport: HostTransport;
+  readonly #isStopRequestedOutside: () => boolean;
+  readonly #served: { readonly resolve: () => void; readonly reject: (error: unknown) => void };
+  #setup: SetupFrame | undefined;
+  #guest: Promise<PreparedGuest> | undefined;
+  #program: ServedProgram | undefined;
+  #running: PreparedGuest | undefined;
+
+  constructor(
+    driver: EngineDriver,
+    transport: HostTransport,
+    isStopRequestedOutside: () => boolean,
+    served: { readonly resolve: () => void; readonly reject: (error: unknown) => void },
+  ) {
+    this.#driver = driver;
+    this.#transport = transport;
+    this.#isStopRequestedOutside = isStopRequestedOutside;
+    this.#served = served;
+  }
+
+  onParentFrame(raw: unknown): void {
+    let frame: ParentFrame;
+    try {
+      frame = parseParentFrame(raw);
+    } catch (error) {
+      this.#served.reject(error);
+      return;
+    }
+    switch (frame.type) {
+      case 'setup':
+        if (this.#setup) {
+          this.#served.reject(new Error('A host is set up once; it got a second setup.'));
           return;
         }
-        case 'stop':
-          if (program?.programId === frame.programId) program.isStopRequested = true;
-          return;
-        case 'tool_results':
-          if (program?.programId !== frame.programId) return;
-          running?.deliverResults(JSON.stringify(frame.results));
-          return;
-      }
-    };
-    transport.onFrame(onParentFrame);
+        this.#setup = frame;
+        this.#prepareGuest(frame);
+        return;
+      case 'execute':
+        this.#onExecute(frame);
+        return;
+      case 'stop':
+        if (this.#program?.programId === frame.programId) this.#program.isStopRequested = true;
+        return;
+      case 'tool_results':
+        if (this.#program?.programId !== frame.programId) return;
+        this.#running?.deliverResults(JSON.stringify(frame.results));
+        return;
+    }
+  }
 
-    const execute = async (
-      frame: ExecuteFrame,
-      { limits }: SetupFrame,
-      preparing: Promise<PreparedGuest>,
-      state: { isStopRequested: boolean },
-    ): Promise<ProgramCompletion> => {
-      const { programId } = frame;
-      const output = new HostOutput(limits.outputBytes, (chunk) =>
-        transport.send({ type: 'output', programId, ...chunk }),
-      );
-      let callsSent = 0;
-      const hostProgram: HostProgram = {
-        programId,
-        source: wrapProgram(frame.source),
-        write: (text) => output.write(text),
-        sendCalls: (callsJson) => {
-          const { sent, refused } = screenCalls(JSON.parse(callsJson) as GuestToolCall[], limits, callsSent);
-          output.flush(); // output written before a call reaches the parent before the call
-          if (sent.length > 0) {
-            callsSent += sent.length;
-            transport.send({ type: 'tool_calls', programId, calls: sent });
-          }
-          if (refused.length > 0) {
-            // Answered from the event loop, never from inside the engine's turn, like the parent's.
-            const guest = running;
-            const resultsJson = JSON.stringify(refused);
-            setImmediate(() => guest?.deliverResults(resultsJson));
-          }
-        },
-        get isStopRequested() {
-          // A thread host's stop flag is shared memory: it is seen even while the program
-          // keeps the thread too busy to read a stop frame.
-          return state.isStopRequested || isStopRequestedOutside();
-        },
+  #prepareGuest({ tools, limits }: SetupFrame): void {
+    const preparing = this.#driver.prepare({
+      prelude: guestPrelude,
+      toolsJson: JSON.stringify(tools),
+      limits,
+    });
+    this.#guest = preparing;
+    preparing.then(
+      () => this.#transport.send({ type: 'ready' }),
+      (error: unknown) => this.#served.reject(error),
+    );
+  }
+
+  #onExecute(frame: ExecuteFrame): void {
+    const settings = this.#setup;
+    const preparing = this.#guest;
+    if (!settings || !preparing) {
+      this.#served.reject(new Error('A host needs setup before execute.'));
+      return;
+    }
+    if (this.#program) {
+      this.#served.reject(new Error('A host runs one program at a time; it got a second execute.'));
+      return;
+    }
+    const started: ServedProgram = { programId: frame.programId, isStopRequested: false };
+    this.#program = started;
+    this.#guest = undefined;
+    void this.#execute(frame, settings, preparing, started).then((completion) => {
+      if (completion.status === 'completed' && settings.reuse && isWithin(settings.reuse)) {
+        this.#program = undefined;
+        this.#prepareGuest(settings);
+      } else {
+        this.#served.resolve();
+      }
+    }, this.#served.reject);
+  }
+
+  async #execute(
+    frame: ExecuteFrame,
+    { limits }: SetupFrame,
+    preparing: Promise<PreparedGuest>,
+    state: ServedProgram,
+  ): Promise<ProgramCompletion> {
+    const { programId } = frame;
+    const output = new HostOutput(limits.outputBytes, (chunk) =>
+      this.#transport.send({ type: 'output', programId, ...chunk }),
+    );
+    const hostProgram = this.#hostProgram(frame, limits, output, state);
+    let completion: ProgramCompletion;
+    let prepared: PreparedGuest | undefined;
+    try {
+      prepared = await preparing;
+      this.#running = prepared;
+      completion = await prepared.run(hostProgram);
+    } catch (error) {
+      completion = { status: 'error', error: describeEngineFailure(this.#driver.engine, error) };
+    }
+    this.#running = undefined;
+    try {
+      output.finish();
+    } catch (error) {
+      completion = {
+        status: 'error',
+        error: `The program's output could not be sent: ${errorMessage(error)}`,
       };
-      let completion: ProgramCompletion;
-      let prepared: PreparedGuest | undefined;
-      try {
-        prepared = await preparing;
-        running = prepared;
-        completion = await prepared.run(hostProgram);
-      } catch (error) {
-        completion = { status: 'error', error: describeEngineFailure(driver.engine, error) };
-      }
-      running = undefined;
-      try {
-        output.finish();
-      } catch (error) {
-        completion = {
-          status: 'error',
-          error: `The program's output could not be sent: ${errorMessage(error)}`,
-        };
-      }
-      completion = limitProgramCompletion(completion, limits.outputBytes);
-      sendDoneFrame(transport, programId, completion);
-      // Freeing the guest costs a fraction of a millisecond; the result goes first.
-      prepared?.dispose();
-      return completion;
+    }
+    completion = limitProgramCompletion(completion, limits.outputBytes);
+    sendDoneFrame(this.#transport, programId, completion);
+    // Freeing the guest costs a fraction of a millisecond; the result goes first.
+    prepared?.dispose();
+    return completion;
+  }
+
+  /** The program as the engine sees it: its source, and where its output and tool calls go. */
+  #hostProgram(
+    frame: ExecuteFrame,
+    limits: HostLimits,
+    output: HostOutput,
+    state: ServedProgram,
+  ): HostProgram {
+    const { programId } = frame;
+    const transport = this.#transport;
+    const isStopRequestedOutside = this.#isStopRequestedOutside;
+    const runningGuest = () => this.#running;
+    let callsSent = 0;
+    return {
+      programId,
+      source: wrapProgram(frame.source),
+      write: (text) => output.write(text),
+      sendCalls: (callsJson) => {
+        const { sent, refused } = screenCalls(JSON.parse(callsJson) as GuestToolCall[], limits, callsSent);
+        output.flush(); // output written before a call reaches the parent before the call
+        if (sent.length > 0) {
+          callsSent += sent.length;
+          transport.send({ type: 'tool_calls', programId, calls: sent });
+        }
+        if (refused.length > 0) {
+          // Answered from the event loop, never from inside the engine's turn, like the parent's.
+          const guest = runningGuest();
+          const resultsJson = JSON.stringify(refused);
+          setImmediate(() => guest?.deliverResults(resultsJson));
+        }
+      },
+      get isStopRequested() {
+        // A thread host's stop flag is shared memory: it is seen even while the program
+        // keeps the thread too busy to read a stop frame.
+        return state.isStopRequested || isStopRequestedOutside();
+      },
     };
-  });
+  }
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
-import { Duplex } from 'node:stream';
+import { Duplex, type Readable } from 'node:stream';
 import { CleanupError } from '../errors.js';
 import type { SandboxExit, SandboxLimits, SandboxProcess } from '../sandbox.js';
 import { BoundedOutputBuffer } from './bounded-output.js';
 import { beforeDeadline, streamsSettled } from './process-waiting.js';
 import { ignoreLaterErrors } from './sandbox-child.js';
+import { type SandboxLimitWatch, watchSandboxLimits } from './sandbox-limit-watch.js';
 import type { SandboxProcessTree } from './sandbox-process-tree.js';
 import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 import { isMadeWorkspace, removeSandboxWorkspace } from './sandbox-workspace.js';
@@ -88,7 +89,62 @@ export interface SandboxSupervisionOptions {
  * ```
  */
 export function superviseSandboxProcess(options: SandboxSupervisionOptions): SandboxProcess {
-  const { backend, plan, child, tree } = options;
+  const { plan, child, tree } = options;
+  const { pid, channels, stdoutStream, stderrStream } = checkSupervisable(options);
+  const stdout = new BoundedOutputBuffer();
+  stdoutStream.on('data', (chunk: Buffer) => stdout.append(chunk));
+  let stderr = options.stderr;
+  if (stderr === undefined) {
+    const buffer = new BoundedOutputBuffer();
+    stderrStream.on('data', (chunk: Buffer) => buffer.append(chunk));
+    stderr = buffer;
+  }
+  const limitWatch = watchSandboxLimits(plan, tree, options.watchLimits);
+  const exited = new Promise<SandboxExit>((resolve) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      limitWatch.stop();
+      const reported: SandboxExit = { code, signal };
+      // settleExit catches what can fail; the fallback only keeps `exited` from ever rejecting.
+      settleExit(reported, options, limitWatch, [stdoutStream, stderrStream]).then(resolve, () =>
+        resolve(reported),
+      );
+    };
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
+  });
+  const state = { isReleased: false };
+  let closing: Promise<void> | undefined;
+  return {
+    pid,
+    channel: channels[0]!,
+    channels,
+    stdout,
+    stderr,
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGKILL') {
+      // Not only until the child exits: processes it started may outlive it. After close() the
+      // tree is gone and its ids may belong to someone else.
+      if (state.isReleased) return;
+      tree.signal(signal);
+    },
+    close() {
+      closing ??= closeSupervised(options, pid, { exited, limitWatch, state });
+      return closing;
+    },
+  };
+}
+
+/**
+ * The child's pid, channels and output pipes, checked: a child the kit cannot supervise (no pid,
+ * a workspace the kit did not make, missing pipes) is killed, not left behind.
+ */
+function checkSupervisable(options: SandboxSupervisionOptions): {
+  readonly pid: number;
+  readonly channels: Duplex[];
+  readonly stdoutStream: Readable;
+  readonly stderrStream: Readable;
+} {
+  const { plan, child, tree } = options;
   const pid = child.pid;
   if (pid === undefined) {
     throw new TypeError('superviseSandboxProcess needs a started child: wait for its spawn event first.');
@@ -112,134 +168,85 @@ export function superviseSandboxProcess(options: SandboxSupervisionOptions): San
       `The child needs stdout, stderr and ${plan.extraFds} channel pipe(s) at fd 3 and on, as startSandboxChild opens them.`,
     );
   }
-  const stdout = new BoundedOutputBuffer();
-  stdoutStream.on('data', (chunk: Buffer) => stdout.append(chunk));
-  let stderr = options.stderr;
-  if (stderr === undefined) {
-    const buffer = new BoundedOutputBuffer();
-    stderrStream.on('data', (chunk: Buffer) => buffer.append(chunk));
-    stderr = buffer;
+  return { pid, channels, stdoutStream, stderrStream };
+}
+
+/** The program's exit from the child's: as the backend interprets it, with the limit that ended it. */
+async function settleExit(
+  reported: SandboxExit,
+  options: SandboxSupervisionOptions,
+  limitWatch: SandboxLimitWatch,
+  outputStreams: readonly Readable[],
+): Promise<SandboxExit> {
+  let exit = reported;
+  try {
+    if (options.interpretExit !== undefined) exit = await options.interpretExit(reported);
+  } catch {
+    // The backend could not say more about this exit; Node's account of it still holds.
   }
+  // A limit the parent enforced counts only when the kill ended the process, not when the
+  // program exited by itself at the moment the limit came.
+  const limitExceeded =
+    (exit.signal !== null ? limitWatch.exceeded() : undefined) ??
+    exit.limitExceeded ??
+    limitOfSignal(exit, options.plan);
+  // Let the pipes hand over what the child wrote just before it exited, so diagnostics read
+  // after `exited` are complete.
+  await streamsSettled(outputStreams, outputDrainMilliseconds);
+  const { limitExceeded: _, ...rest } = exit;
+  return limitExceeded === undefined ? rest : { ...rest, limitExceeded };
+}
 
-  let exceeded: keyof SandboxLimits | undefined;
-  let released = false;
-  const killTree = () => {
-    try {
-      tree.signal('SIGKILL');
-    } catch {
-      // Called from a timer, an abort listener or a watch: nowhere to report to. close() checks
-      // afterwards whether the tree really ended.
-    }
-  };
-  const exceed = (limit: keyof SandboxLimits) => {
-    exceeded ??= limit;
-    killTree();
-  };
-  const wallSeconds = plan.limits.wallSeconds;
-  const wallTimer =
-    wallSeconds === undefined ? undefined : setTimeout(() => exceed('wallSeconds'), wallSeconds * 1_000);
-  // The timer must not keep the parent alive on its own; the child's pipes already do while it runs.
-  wallTimer?.unref();
-  const stopWatch = options.watchLimits?.(exceed);
-  const onAbort = () => killTree();
-  plan.signal?.addEventListener('abort', onAbort, { once: true });
-  let isWatching = true;
-  const stopWatching = () => {
-    if (!isWatching) return;
-    isWatching = false;
-    if (wallTimer !== undefined) clearTimeout(wallTimer);
-    stopWatch?.();
-    plan.signal?.removeEventListener('abort', onAbort);
-  };
-  // The signal may have been aborted while the child was starting.
-  if (plan.signal?.aborted) onAbort();
-
-  const exited = new Promise<SandboxExit>((resolve) => {
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-      stopWatching();
-      const reported: SandboxExit = { code, signal };
-      // settleExit catches what can fail; the fallback only keeps `exited` from ever rejecting.
-      settleExit(reported).then(resolve, () => resolve(reported));
-    };
-    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
-    else child.once('exit', onExit);
-  });
-  const settleExit = async (reported: SandboxExit): Promise<SandboxExit> => {
-    let exit = reported;
-    try {
-      if (options.interpretExit !== undefined) exit = await options.interpretExit(reported);
-    } catch {
-      // The backend could not say more about this exit; Node's account of it still holds.
-    }
-    // A limit the parent enforced counts only when the kill ended the process, not when the
-    // program exited by itself at the moment the limit came.
-    const limitExceeded =
-      (exit.signal !== null ? exceeded : undefined) ?? exit.limitExceeded ?? limitOfSignal(exit, plan);
-    // Let the pipes hand over what the child wrote just before it exited, so diagnostics read
-    // after `exited` are complete.
-    await streamsSettled([stdoutStream, stderrStream], outputDrainMilliseconds);
-    const { limitExceeded: _, ...rest } = exit;
-    return limitExceeded === undefined ? rest : { ...rest, limitExceeded };
-  };
-
-  const close = async (): Promise<void> => {
-    stopWatching();
-    const deadline = Date.now() + sandboxCloseTimeoutMilliseconds;
-    const seconds = sandboxCloseTimeoutMilliseconds / 1_000;
-    const problems: string[] = [];
-    if (!(await terminateBefore(tree, deadline))) {
-      const survivors = await tree.describeSurvivors().catch(() => 'processes of the sandbox');
-      problems.push(`${survivors} were still running ${seconds} s after SIGKILL`);
-    }
-    if ((await beforeDeadline(exited, deadline)) === undefined) {
-      problems.push(
-        `process ${pid} (${basename(child.spawnfile)}) did not exit within ${seconds} s of SIGKILL`,
-      );
-    }
-    released = true;
-    for (const stream of child.stdio) stream?.destroy();
-    if (tree.release !== undefined) {
-      await tree.release().catch((error: unknown) => {
-        problems.push(`what held its processes could not be released: ${errorMessage(error)}`);
-      });
-    }
-    let removalError: unknown;
-    try {
-      await removeSandboxWorkspace(plan.workspace);
-    } catch (error) {
-      removalError = error;
-      problems.push(`the workspace ${plan.workspace} could not be removed: ${errorMessage(error)}`);
-    }
-    if (problems.length > 0) {
-      throw new CleanupError(`Closing the ${backend} sandbox process failed: ${problems.join('; ')}.`, {
-        cause: removalError,
-        backend,
-        pid,
-        directory: plan.workspace,
-        problems,
-      });
-    }
-  };
-
-  let closing: Promise<void> | undefined;
-  return {
-    pid,
-    channel: channels[0]!,
-    channels,
-    stdout,
-    stderr,
-    exited,
-    kill(signal: NodeJS.Signals = 'SIGKILL') {
-      // Not only until the child exits: processes it started may outlive it. After close() the
-      // tree is gone and its ids may belong to someone else.
-      if (released) return;
-      tree.signal(signal);
-    },
-    close() {
-      closing ??= close();
-      return closing;
-    },
-  };
+/**
+ * `close()`: kills the tree until it is gone and waits for the child, closes the pipes, releases
+ * the tree and removes the workspace; one `CleanupError` lists every part that failed.
+ */
+async function closeSupervised(
+  options: SandboxSupervisionOptions,
+  pid: number,
+  supervision: {
+    readonly exited: Promise<SandboxExit>;
+    readonly limitWatch: SandboxLimitWatch;
+    readonly state: { isReleased: boolean };
+  },
+): Promise<void> {
+  const { backend, plan, child, tree } = options;
+  supervision.limitWatch.stop();
+  const deadline = Date.now() + sandboxCloseTimeoutMilliseconds;
+  const seconds = sandboxCloseTimeoutMilliseconds / 1_000;
+  const problems: string[] = [];
+  if (!(await terminateBefore(tree, deadline))) {
+    const survivors = await tree.describeSurvivors().catch(() => 'processes of the sandbox');
+    problems.push(`${survivors} were still running ${seconds} s after SIGKILL`);
+  }
+  if ((await beforeDeadline(supervision.exited, deadline)) === undefined) {
+    problems.push(
+      `process ${pid} (${basename(child.spawnfile)}) did not exit within ${seconds} s of SIGKILL`,
+    );
+  }
+  supervision.state.isReleased = true;
+  for (const stream of child.stdio) stream?.destroy();
+  if (tree.release !== undefined) {
+    await tree.release().catch((error: unknown) => {
+      problems.push(`what held its processes could not be released: ${errorMessage(error)}`);
+    });
+  }
+  let removalError: unknown;
+  try {
+    await removeSandboxWorkspace(plan.workspace);
+  } catch (error) {
+    removalError = error;
+    problems.push(`the workspace ${plan.workspace} could not be removed: ${errorMessage(error)}`);
+  }
+  if (problems.length > 0) {
+    throw new CleanupError(`Closing the ${backend} sandbox process failed: ${problems.join('; ')}.`, {
+      cause: removalError,
+      backend,
+      pid,
+      directory: plan.workspace,
+      problems,
+    });
+  }
 }
 
 /** Kills a child the kit refused to supervise, and its tree, and closes its pipes. */

@@ -11,130 +11,138 @@ import { delay, echoTool, foreverTool, Gate, gateTool, observeToEnd } from './co
  * Registers them under the current `describe`; `describeEngineConformance` runs it with the others.
  */
 export function describeControlOperationCases(context: ConformanceContext): void {
-  const { open } = context;
   describe('control operations', () => {
-    it('returns still_working after the observation window, then wait returns only new output', async () => {
-      const gate = new Gate();
-      const waitTool = gateTool(gate);
-      const { session } = await open({ tools: [waitTool], observationWindowMs: 150 });
-      // exec's window covers the host's start too: on a slow machine it may end before the
-      // program has printed anything, and a wait then sees the start.
-      let first = await session.execute(
-        'text("started"); const value = await tools.wait_for_gate({}); text("finished"); value',
-      );
-      while (first.status === 'still_working' && first.output === '') first = await session.wait();
-      expect(first).toEqual({ status: 'still_working', output: 'started\n' });
-      const second = await session.wait();
-      expect(second).toEqual({ status: 'still_working', output: '' });
-      gate.open();
-      const third = await session.wait();
-      expect(third).toEqual({ status: 'completed', output: 'finished\n', value: 'opened' });
-      await expect(session.wait()).rejects.toThrow(CodeModeStateError);
-    });
+    describeObservationCases(context);
+    describeStopAndWallClockCases(context);
+  });
+}
 
-    it('refuses wait and stop with nothing running', async () => {
-      const { session } = await open();
-      await expect(session.wait()).rejects.toThrow(/No program is running/);
-      await expect(session.stop()).rejects.toThrow(CodeModeStateError);
-    });
+/** wait and exec around a program still working, and one operation at a time. */
+function describeObservationCases({ open }: ConformanceContext): void {
+  it('returns still_working after the observation window, then wait returns only new output', async () => {
+    const gate = new Gate();
+    const waitTool = gateTool(gate);
+    const { session } = await open({ tools: [waitTool], observationWindowMs: 150 });
+    // exec's window covers the host's start too: on a slow machine it may end before the
+    // program has printed anything, and a wait then sees the start.
+    let first = await session.execute(
+      'text("started"); const value = await tools.wait_for_gate({}); text("finished"); value',
+    );
+    while (first.status === 'still_working' && first.output === '') first = await session.wait();
+    expect(first).toEqual({ status: 'still_working', output: 'started\n' });
+    const second = await session.wait();
+    expect(second).toEqual({ status: 'still_working', output: '' });
+    gate.open();
+    const third = await session.wait();
+    expect(third).toEqual({ status: 'completed', output: 'finished\n', value: 'opened' });
+    await expect(session.wait()).rejects.toThrow(CodeModeStateError);
+  });
 
-    it('refuses exec while a program is still working, and the old program survives', async () => {
-      const gate = new Gate();
-      const waitTool = gateTool(gate);
-      const { session } = await open({ tools: [waitTool], observationWindowMs: 100 });
-      expect((await session.execute('await tools.wait_for_gate({})')).status).toBe('still_working');
-      await expect(session.execute('"second"')).rejects.toThrow(/still working/);
-      gate.open();
-      expect(await observeToEnd(session, await session.wait())).toEqual({
-        status: 'completed',
-        output: '',
-        value: 'opened',
-      });
-    });
+  it('refuses wait and stop with nothing running', async () => {
+    const { session } = await open();
+    await expect(session.wait()).rejects.toThrow(/No program is running/);
+    await expect(session.stop()).rejects.toThrow(CodeModeStateError);
+  });
 
-    it('runs one control operation at a time: a concurrent one is refused without running', async () => {
-      const log: unknown[] = [];
-      const { session } = await open({ tools: [echoTool(log)] });
-      const first = session.execute('await tools.echo({ text: "first" })');
-      await expect(session.execute('await tools.echo({ text: "second" })')).rejects.toThrow(
-        /one control operation at a time/,
-      );
-      await expect(session.wait()).rejects.toThrow(/one control operation at a time/);
-      expect((await first).value).toEqual({ text: 'first' });
-      expect(log).toEqual(['first']);
+  it('refuses exec while a program is still working, and the old program survives', async () => {
+    const gate = new Gate();
+    const waitTool = gateTool(gate);
+    const { session } = await open({ tools: [waitTool], observationWindowMs: 100 });
+    expect((await session.execute('await tools.wait_for_gate({})')).status).toBe('still_working');
+    await expect(session.execute('"second"')).rejects.toThrow(/still working/);
+    gate.open();
+    expect(await observeToEnd(session, await session.wait())).toEqual({
+      status: 'completed',
+      output: '',
+      value: 'opened',
     });
+  });
 
-    it('stop ends a program with a tool call in flight: its signal fires and the late result is dropped', async () => {
-      const started = new Gate();
-      const finish = new Gate();
-      let wasAborted = false;
-      const slow = defineTool({
-        name: 'slow',
-        description: 'Finishes when the test says so.',
-        input: Type.Object({}),
-        execute: async (_input, { signal }) => {
-          signal.addEventListener('abort', () => {
-            wasAborted = true;
-          });
-          started.open();
-          await finish.opened;
-          return 'late';
-        },
-      });
-      const { session, events } = await open({ tools: [slow], observationWindowMs: 50 });
-      const running = await session.execute('text("waiting"); await tools.slow({})');
-      expect(running.status).toBe('still_working');
-      await started.opened;
-      // The output comes with exec, or with stop when exec's window ended before the host's start.
-      const stopped = await session.stop();
-      expect(stopped.status).toBe('terminated');
-      expect(running.output + stopped.output).toBe('waiting\n');
-      expect(wasAborted).toBe(true);
-      finish.open();
-      await delay(20);
-      const stops = events.filter((event) => event.type === 'tool_stop');
-      expect(stops).toHaveLength(1);
-      expect(stops[0]?.data).toMatchObject({ status: 'error' });
-      expect((await observeToEnd(session, await session.execute('"next"'))).value).toBe('next');
-    });
+  it('runs one control operation at a time: a concurrent one is refused without running', async () => {
+    const log: unknown[] = [];
+    const { session } = await open({ tools: [echoTool(log)] });
+    const first = session.execute('await tools.echo({ text: "first" })');
+    await expect(session.execute('await tools.echo({ text: "second" })')).rejects.toThrow(
+      /one control operation at a time/,
+    );
+    await expect(session.wait()).rejects.toThrow(/one control operation at a time/);
+    expect((await first).value).toEqual({ text: 'first' });
+    expect(log).toEqual(['first']);
+  });
+}
 
-    it('ends a program at wallSeconds even when nobody observes it, and cleans up its host', async () => {
-      const forever = foreverTool();
-      const { session } = await open({
-        tools: [forever],
-        observationWindowMs: 50,
-        limits: { wallSeconds: 0.4 },
-        prewarm: false,
-      });
-      expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
-      await delay(900);
-      expect(await descendantProcesses()).toEqual([]);
-      const expired = await session.wait();
-      expect(expired.status).toBe('error');
-      expect(expired.error).toMatch(/time limit of 0\.4 s \(limits\.wallSeconds\)/);
+/** stop, wallSeconds and limits.programs. */
+function describeStopAndWallClockCases({ open }: ConformanceContext): void {
+  it('stop ends a program with a tool call in flight: its signal fires and the late result is dropped', async () => {
+    const started = new Gate();
+    const finish = new Gate();
+    let wasAborted = false;
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Finishes when the test says so.',
+      input: Type.Object({}),
+      execute: async (_input, { signal }) => {
+        signal.addEventListener('abort', () => {
+          wasAborted = true;
+        });
+        started.open();
+        await finish.opened;
+        return 'late';
+      },
     });
+    const { session, events } = await open({ tools: [slow], observationWindowMs: 50 });
+    const running = await session.execute('text("waiting"); await tools.slow({})');
+    expect(running.status).toBe('still_working');
+    await started.opened;
+    // The output comes with exec, or with stop when exec's window ended before the host's start.
+    const stopped = await session.stop();
+    expect(stopped.status).toBe('terminated');
+    expect(running.output + stopped.output).toBe('waiting\n');
+    expect(wasAborted).toBe(true);
+    finish.open();
+    await delay(20);
+    const stops = events.filter((event) => event.type === 'tool_stop');
+    expect(stops).toHaveLength(1);
+    expect(stops[0]?.data).toMatchObject({ status: 'error' });
+    expect((await observeToEnd(session, await session.execute('"next"'))).value).toBe('next');
+  });
 
-    it('counts wallSeconds from exec: wait does not extend it', async () => {
-      const forever = foreverTool();
-      const { session } = await open({
-        tools: [forever],
-        observationWindowMs: 200,
-        limits: { wallSeconds: 0.5 },
-      });
-      // 200 ms windows against a 500 ms lifetime: had a wait restarted the clock, the third
-      // observation would still find the program working.
-      expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
-      expect((await session.wait()).status).toBe('still_working');
-      const last = await session.wait();
-      expect(last.status).toBe('error');
-      expect(last.error).toMatch(/limits\.wallSeconds/);
+  it('ends a program at wallSeconds even when nobody observes it, and cleans up its host', async () => {
+    const forever = foreverTool();
+    const { session } = await open({
+      tools: [forever],
+      observationWindowMs: 50,
+      limits: { wallSeconds: 0.4 },
+      prewarm: false,
     });
+    expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
+    await delay(900);
+    expect(await descendantProcesses()).toEqual([]);
+    const expired = await session.wait();
+    expect(expired.status).toBe('error');
+    expect(expired.error).toMatch(/time limit of 0\.4 s \(limits\.wallSeconds\)/);
+  });
 
-    it('refuses exec past limits.programs', async () => {
-      const { session } = await open({ limits: { programs: 2 } });
-      await session.execute('1');
-      await session.execute('2');
-      await expect(session.execute('3')).rejects.toThrow(/its 2 programs \(limits\.programs\)/);
+  it('counts wallSeconds from exec: wait does not extend it', async () => {
+    const forever = foreverTool();
+    const { session } = await open({
+      tools: [forever],
+      observationWindowMs: 200,
+      limits: { wallSeconds: 0.5 },
     });
+    // 200 ms windows against a 500 ms lifetime: had a wait restarted the clock, the third
+    // observation would still find the program working.
+    expect((await session.execute('await tools.forever({})')).status).toBe('still_working');
+    expect((await session.wait()).status).toBe('still_working');
+    const last = await session.wait();
+    expect(last.status).toBe('error');
+    expect(last.error).toMatch(/limits\.wallSeconds/);
+  });
+
+  it('refuses exec past limits.programs', async () => {
+    const { session } = await open({ limits: { programs: 2 } });
+    await session.execute('1');
+    await session.execute('2');
+    await expect(session.execute('3')).rejects.toThrow(/its 2 programs \(limits\.programs\)/);
   });
 }
