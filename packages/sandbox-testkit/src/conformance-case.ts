@@ -1,6 +1,6 @@
 import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { expect, it } from 'vitest';
-import { HostHeartbeat, timerLateness } from './host-heartbeat.js';
+import { OutsideHeartbeat, timerLateness } from './outside-heartbeat.js';
 import type { SandboxHarness } from './sandbox-harness.js';
 
 /** What a case needs of the machine running the suite, rather than of the backend. */
@@ -88,7 +88,7 @@ export function escapeCase(testCase: ConformanceCase): ConformanceCase {
   return {
     ...testCase,
     run: async (harness) => {
-      const heartbeat = new HostHeartbeat();
+      const heartbeat = new OutsideHeartbeat();
       heartbeat.start();
       let longestLag: number;
       try {

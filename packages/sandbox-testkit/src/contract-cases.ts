@@ -6,7 +6,7 @@ import type { SandboxCapabilities, SandboxLimits } from '@ghost/core/sandbox';
 import { expect } from 'vitest';
 import { withoutWorkingDirectory } from './backend-environment.js';
 import type { ConformanceCase, SuiteContext } from './conformance-case.js';
-import { processesWithMarker } from './host-processes.js';
+import { processesWithMarker } from './outside-processes.js';
 import {
   describeProcessProbe,
   echoChannelProbe,

@@ -8,8 +8,8 @@ import {
   environmentEntriesIn,
   environmentListingArguments,
   listProcessEnvironment,
-} from './host-process-environment.js';
-import { psPath } from './host-process-table.js';
+} from './outside-process-environment.js';
+import { psPath } from './outside-process-table.js';
 import {
   hardlinkEscapeProbe,
   listProcessEnvironmentProbe,

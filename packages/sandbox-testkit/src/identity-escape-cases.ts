@@ -3,8 +3,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
-import { hostProcessIdentity } from './host-process-identity.js';
-import { markedProcesses } from './host-processes.js';
+import { outsideProcessIdentity } from './outside-process-identity.js';
+import { markedProcesses } from './outside-processes.js';
 import {
   identityProbe,
   secretKeepingProbe,
@@ -75,7 +75,7 @@ async function plantSetIdProgram(harness: SandboxHarness): Promise<PlantedSetIdP
   );
   expect(victims, "the second session's host, found by its marker").toHaveLength(1);
   const victimPid = victims[0]?.pid ?? 0;
-  const victimIdentity = await hostProcessIdentity(victimPid);
+  const victimIdentity = await outsideProcessIdentity(victimPid);
   expect(victimIdentity, `ps reports the second session's host (pid ${victimPid})`).toBeDefined();
 
   const attackerWorkspace = await harness.workspace();
@@ -126,7 +126,7 @@ export function identityEscapeCases(): ConformanceCase[] {
         expect(probes, 'the marked node processes').toHaveLength(1);
         const probePid = probes[0]?.pid ?? 0;
         // ps shows the real, effective and saved ids on every platform.
-        const listed = await hostProcessIdentity(probePid);
+        const listed = await outsideProcessIdentity(probePid);
         expect(listed, `ps reports the probe (pid ${probePid})`).toBeDefined();
         expect(listed?.userIds, 'real, effective and saved uid seen from the host by ps').not.toContain(0);
         expect(listed?.groupIds, 'real and saved gid seen from the host by ps').not.toContain(0);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inheritableDescriptors } from './host-descriptors.js';
 import { compileNativeProbe } from './native-probe.js';
+import { inheritableDescriptors } from './outside-descriptors.js';
 
 const run = promisify(execFile);
 

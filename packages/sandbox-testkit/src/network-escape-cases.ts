@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
-import { listenForDatagrams, listenForStreams } from './host-listeners.js';
+import { listenForDatagrams, listenForStreams } from './outside-listeners.js';
 import { connectProbe, dnsProbe } from './probes/network-probes.js';
 import type { Attempt } from './probes/node-probe.js';
 

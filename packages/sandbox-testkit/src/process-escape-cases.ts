@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { type ConformanceCase, escapeCase, type SuiteContext } from './conformance-case.js';
-import { inheritableDescriptors } from './host-descriptors.js';
-import { peakProcessCount, processesWithMarker } from './host-processes.js';
+import { inheritableDescriptors } from './outside-descriptors.js';
+import { peakProcessCount, processesWithMarker } from './outside-processes.js';
 import type { Attempt } from './probes/node-probe.js';
 import { orphansProbe, spawnManyProbe, startProgramProbe } from './probes/process-probes.js';
 

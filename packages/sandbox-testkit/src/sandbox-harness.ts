@@ -12,7 +12,7 @@ import {
   type SandboxSpawnSpec,
 } from '@ghost/core/sandbox';
 import { expect } from 'vitest';
-import { killProcessesWithMarker } from './host-processes.js';
+import { killProcessesWithMarker } from './outside-processes.js';
 
 /** A safety net on every spawn: a case that hangs still ends, and says so, before vitest's timeout. */
 const safetyWallSeconds = 20;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { hostProcessIdentity, parseProcessIdentity } from './host-process-identity.js';
+import { outsideProcessIdentity, parseProcessIdentity } from './outside-process-identity.js';
 
 describe('parseProcessIdentity', () => {
   it("reads the line in macOS's format (BSD ps, right-aligned) and procps's", () => {
@@ -17,14 +17,14 @@ describe('parseProcessIdentity', () => {
   });
 });
 
-describe('hostProcessIdentity, with the real ps of this machine', () => {
+describe('outsideProcessIdentity, with the real ps of this machine', () => {
   it("reports a child's real, effective and saved uid and its real and saved gid", async () => {
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     try {
       await once(child, 'spawn');
       const uid = process.getuid?.();
       const gid = process.getgid?.();
-      expect(await hostProcessIdentity(child.pid ?? 0)).toEqual({
+      expect(await outsideProcessIdentity(child.pid ?? 0)).toEqual({
         userIds: [uid, uid, uid],
         groupIds: [gid, gid],
       });
@@ -33,6 +33,6 @@ describe('hostProcessIdentity, with the real ps of this machine', () => {
     }
     await once(child, 'exit');
     // Reaped: ps finds no such process.
-    expect(await hostProcessIdentity(child.pid ?? 0)).toBeUndefined();
+    expect(await outsideProcessIdentity(child.pid ?? 0)).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import {
   environmentEntriesIn,
   environmentListingArguments,
   listProcessEnvironment,
-} from './host-process-environment.js';
+} from './outside-process-environment.js';
 
 describe('environmentListingArguments', () => {
   it("asks macOS's ps with -E and procps with e, the flag each takes for the environment", () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { psPath } from './host-process-table.js';
+import { psPath } from './outside-process-table.js';
 
 /**
  * The `ps` arguments that print process `pid`'s command line followed by its environment (as it
@@ -12,7 +12,7 @@ export function environmentListingArguments(platform: NodeJS.Platform, pid: numb
 }
 
 /**
- * Process `pid`'s command line and starting environment as `ps` on this host shows them: the view
+ * Process `pid`'s command line and starting environment as `ps` on this machine shows them: the view
  * of the parent's environment a sandboxed program must not get where there is no
  * `/proc/<pid>/environ` to try (macOS).
  */

@@ -1,25 +1,25 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { type HostProcess, listHostProcesses } from './host-process-table.js';
+import { listOutsideProcesses, type OutsideProcess } from './outside-process-table.js';
 
 /**
- * The live host processes whose command line contains `marker`, listed by `ps` (on every
- * platform: macOS has no /proc). A pid inside a sandbox's PID namespace differs from its host
+ * The live processes outside the sandbox whose command line contains `marker`, listed by `ps` (on every
+ * platform: macOS has no /proc). A pid inside a sandbox's PID namespace differs from its outside
  * pid, so probes put a unique marker in their arguments and the suite finds them by it. Zombies
  * are left out: they run nothing.
  */
-export async function markedProcesses(marker: string): Promise<HostProcess[]> {
-  return (await listHostProcesses()).filter(
+export async function markedProcesses(marker: string): Promise<OutsideProcess[]> {
+  return (await listOutsideProcesses()).filter(
     (listed) => !listed.isZombie && listed.pid !== process.pid && listed.command.includes(marker),
   );
 }
 
-/** The host pids of the live processes carrying `marker` (see {@link markedProcesses}). */
+/** The outside pids of the live processes carrying `marker` (see {@link markedProcesses}). */
 export async function processesWithMarker(marker: string): Promise<number[]> {
   return (await markedProcesses(marker)).map((listed) => listed.pid);
 }
 
 /**
- * Kills, from the host, every process still carrying `marker`: the suite's own cleanup after a
+ * Kills, from outside the sandbox, every process still carrying `marker`: the suite's own cleanup after a
  * case, so a backend that leaks processes fails its case without leaving them running.
  */
 export async function killProcessesWithMarker(marker: string): Promise<void> {
@@ -34,7 +34,7 @@ export async function killProcessesWithMarker(marker: string): Promise<void> {
 
 /**
  * Counts the marked processes every 50 ms until `during` settles, and once more after: the most
- * that ran at once, for checking a process limit from the host side. On Linux it reads /proc,
+ * that ran at once, for checking a process limit from outside the sandbox. On Linux it reads /proc,
  * which takes a fraction of a `ps` run under load, so it samples more often and misses fewer
  * peaks; elsewhere it lists with `ps`.
  */

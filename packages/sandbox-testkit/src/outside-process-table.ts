@@ -17,8 +17,8 @@ const listingTimeoutMilliseconds = 10_000;
 /** The largest listing read: enough for hundreds of thousands of processes. */
 const largestListingBytes = 64 * 1024 * 1024;
 
-/** One process of the host as `ps` reports it. */
-export interface HostProcess {
+/** One process of the machine outside the sandbox as `ps` reports it. */
+export interface OutsideProcess {
   readonly pid: number;
   readonly parentPid: number;
   readonly groupId: number;
@@ -34,11 +34,11 @@ export interface HostProcess {
 }
 
 /**
- * Every process on the host, from `ps -A -ww -o pid=,ppid=,pgid=,uid=,state=,command=`. It runs
- * the same on macOS, which has no `/proc`, and on Linux, so the suite's host-side view of a
+ * Every process outside the sandbox, from `ps -A -ww -o pid=,ppid=,pgid=,uid=,state=,command=`. It runs
+ * the same on macOS, which has no `/proc`, and on Linux, so the suite's outside view of a
  * sandbox's processes does not depend on the platform. Rejects, naming `ps`, when it cannot run.
  */
-export function listHostProcesses(ps: string = psPath): Promise<HostProcess[]> {
+export function listOutsideProcesses(ps: string = psPath): Promise<OutsideProcess[]> {
   return new Promise((resolve, reject) => {
     execFile(
       ps,
@@ -52,7 +52,7 @@ export function listHostProcesses(ps: string = psPath): Promise<HostProcess[]> {
         }
         reject(
           new Error(
-            `The testkit lists the host's processes with ${ps} (${processTableArguments.join(' ')}), and it failed: ${error.message}. Install ps (procps on Linux) to run the suite.`,
+            `The testkit lists the processes of this machine with ${ps} (${processTableArguments.join(' ')}), and it failed: ${error.message}. Install ps (procps on Linux) to run the suite.`,
             { cause: error },
           ),
         );
@@ -65,11 +65,11 @@ export function listHostProcesses(ps: string = psPath): Promise<HostProcess[]> {
 const linePattern = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)(?:\s(.*))?$/;
 
 /**
- * Reads the listing of {@link listHostProcesses}. A line of another shape (a header, a warning)
+ * Reads the listing of {@link listOutsideProcesses}. A line of another shape (a header, a warning)
  * is skipped rather than guessed at.
  */
-export function parseProcessTable(text: string): HostProcess[] {
-  const processes: HostProcess[] = [];
+export function parseProcessTable(text: string): OutsideProcess[] {
+  const processes: OutsideProcess[] = [];
   for (const line of text.split('\n')) {
     const match = linePattern.exec(line);
     if (match === null) continue;

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { listHostProcesses, parseProcessTable } from './host-process-table.js';
-import { killProcessesWithMarker, processesWithMarker } from './host-processes.js';
+import { listOutsideProcesses, parseProcessTable } from './outside-process-table.js';
+import { killProcessesWithMarker, processesWithMarker } from './outside-processes.js';
 
 describe('parseProcessTable', () => {
   it("reads a listing in macOS's format (BSD ps: right-aligned ids, multi-letter states, names of others' processes in parentheses)", () => {
@@ -66,9 +66,9 @@ describe('parseProcessTable', () => {
   });
 });
 
-describe('listHostProcesses, with the real ps of this machine', () => {
+describe('listOutsideProcesses, with the real ps of this machine', () => {
   it('finds this process with its parent, group, uid and full command line', async () => {
-    const own = (await listHostProcesses()).find((listed) => listed.pid === process.pid);
+    const own = (await listOutsideProcesses()).find((listed) => listed.pid === process.pid);
     expect(own).toMatchObject({ parentPid: process.ppid, userId: process.geteuid?.(), isZombie: false });
     // The command line as the process was started: argv[0] as given, Node's options, the script and its arguments.
     expect(own?.command).toBe([process.argv0, ...process.execArgv, ...process.argv.slice(1)].join(' '));
@@ -95,6 +95,6 @@ describe('listHostProcesses, with the real ps of this machine', () => {
   });
 
   it('rejects, naming ps and how to install it, when ps cannot run', async () => {
-    await expect(listHostProcesses('/nonexistent/ps')).rejects.toThrow(/\/nonexistent\/ps.*Install ps/);
+    await expect(listOutsideProcesses('/nonexistent/ps')).rejects.toThrow(/\/nonexistent\/ps.*Install ps/);
   });
 });

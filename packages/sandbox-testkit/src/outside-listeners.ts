@@ -1,8 +1,8 @@
 import { createSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 
-/** A server the suite starts on the host, to see whether anything in the sandbox reached it. */
-export interface HostListener {
+/** A server the suite starts outside the sandbox, to see whether anything in the sandbox reached it. */
+export interface OutsideListener {
   /** How many connections (stream) or datagrams (UDP) arrived so far. */
   readonly arrivals: number;
   close(): Promise<void>;
@@ -11,7 +11,7 @@ export interface HostListener {
 /** A TCP or `AF_UNIX` stream server: listens on `127.0.0.1:0`, a socket path, or an abstract name (`\0...`). */
 export async function listenForStreams(
   where: { readonly port: 0 } | { readonly path: string },
-): Promise<HostListener & { readonly port: number }> {
+): Promise<OutsideListener & { readonly port: number }> {
   let arrivals = 0;
   const server: Server = createServer((socket) => {
     arrivals += 1;
@@ -33,7 +33,7 @@ export async function listenForStreams(
 }
 
 /** A UDP socket on `127.0.0.1`, standing in for a DNS server a query could leak to. */
-export async function listenForDatagrams(): Promise<HostListener & { readonly port: number }> {
+export async function listenForDatagrams(): Promise<OutsideListener & { readonly port: number }> {
   let arrivals = 0;
   const socket = createSocket('udp4');
   socket.on('message', () => {

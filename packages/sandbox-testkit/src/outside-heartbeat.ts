@@ -2,10 +2,10 @@
 const tickMilliseconds = 20;
 
 /**
- * Measures how late the host's event loop runs while a case attacks the sandbox: a fork bomb or a
+ * Measures how late the outside machine's event loop runs while a case attacks the sandbox: a fork bomb or a
  * memory bomb that escaped its limits would starve the test process, and its timers would fire late.
  */
-export class HostHeartbeat {
+export class OutsideHeartbeat {
   #timer: NodeJS.Timeout | undefined;
   #expectedAt = 0;
   #longestLagMilliseconds = 0;
@@ -27,7 +27,7 @@ export class HostHeartbeat {
   }
 }
 
-/** How late a fresh host timer fires, in milliseconds: the host still answers now. */
+/** How late a fresh timer outside the sandbox fires, in milliseconds: the outside machine still answers now. */
 export async function timerLateness(delayMilliseconds = 50): Promise<number> {
   const start = performance.now();
   await new Promise((resolve) => setTimeout(resolve, delayMilliseconds));

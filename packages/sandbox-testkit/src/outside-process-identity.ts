@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { psPath } from './host-process-table.js';
+import { psPath } from './outside-process-table.js';
 
-/** The uids and gids of a process as the host sees them, by `ps`. */
-export interface HostProcessIdentity {
+/** The uids and gids of a process as the machine outside the sandbox sees them, by `ps`. */
+export interface OutsideProcessIdentity {
   /** Real, effective and saved uid. */
   readonly userIds: readonly number[];
   /** Real and saved gid: the keywords BSD and procps `ps` share (BSD has no effective gid one). */
@@ -13,14 +13,14 @@ export interface HostProcessIdentity {
 const identityKeywords = 'ruid=,uid=,svuid=,rgid=,svgid=';
 
 /**
- * Who process `pid` runs as, seen from the host with `ps -o ruid=,uid=,svuid=,rgid=,svgid= -p
- * <pid>`: the view a host without `/proc` (macOS) has of a sandboxed process. Undefined when the
+ * Who process `pid` runs as, seen from outside the sandbox with `ps -o ruid=,uid=,svuid=,rgid=,svgid= -p
+ * <pid>`: the view a machine without `/proc` (macOS) has of a sandboxed process. Undefined when the
  * process is gone.
  */
-export function hostProcessIdentity(
+export function outsideProcessIdentity(
   pid: number,
   ps: string = psPath,
-): Promise<HostProcessIdentity | undefined> {
+): Promise<OutsideProcessIdentity | undefined> {
   return new Promise((resolve, reject) => {
     execFile(
       ps,
@@ -40,7 +40,7 @@ export function hostProcessIdentity(
 }
 
 /** Reads one line of `ruid uid svuid rgid svgid`; undefined when it is not five numbers. */
-export function parseProcessIdentity(text: string): HostProcessIdentity | undefined {
+export function parseProcessIdentity(text: string): OutsideProcessIdentity | undefined {
   const fields = text.trim().split(/\s+/).map(Number);
   if (fields.length !== 5 || !fields.every(Number.isSafeInteger)) return undefined;
   return { userIds: fields.slice(0, 3), groupIds: fields.slice(3) };
