@@ -4,15 +4,8 @@ import { join } from 'node:path';
 import { defineGraph, defineSwarm, defineWorkflow } from '@ghost/assemblies';
 import { codeMode } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
-import {
-  type AgentStreamSource,
-  createRuntime,
-  defineAgent,
-  defineTool,
-  type NestedStreamEvent,
-  type Runtime,
-  type StreamEvent,
-} from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, type Runtime, type StreamEvent } from '@ghost/core';
+import type { AgentStreamSource, NestedStreamEvent } from '@ghost/core/plugin';
 import { ScriptedModel } from '@ghost/core/testing';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import Type from 'typebox';

@@ -12,12 +12,19 @@
  * @packageDocumentation
  */
 
+export { defaultSessionLockTimeoutMs } from '../run-session.js';
 export {
   SessionAccessError,
   SessionBusyError,
+  type SessionBusyErrorInit,
   SessionConflictError,
+  type SessionConflictErrorInit,
+  type SessionErrorCode,
   SessionLimitError,
+  type SessionLimitErrorInit,
+  type SessionLimitName,
   SessionStoreError,
+  type SessionStoreErrorInit,
 } from '../session-errors.js';
 export {
   checkSessionActor,
