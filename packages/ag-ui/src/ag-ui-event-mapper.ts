@@ -6,8 +6,8 @@ import {
   type Run,
   type StreamEvent,
   type StreamEventOf,
-  type TerminalStreamEventType,
 } from '@ghost/core';
+import type { TerminalStreamEventType } from '@ghost/core/plugin';
 import { approvalInterrupt } from './approval-interrupt.js';
 import { type AssemblyRoutingEventType, AssemblyStepMapper } from './assembly-step-mapper.js';
 import { toolContentToAgUi } from './content-parts.js';

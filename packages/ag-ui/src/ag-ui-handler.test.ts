@@ -13,10 +13,10 @@ import {
   createRuntime,
   defineAgent,
   defineTool,
-  type ModelStreamPart,
   memorySessionStore,
   type Run,
 } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';

@@ -1,4 +1,5 @@
-import { GhostError, type GhostErrorInit, markErrorClass } from '@ghost/core';
+import { GhostError } from '@ghost/core';
+import { type GhostErrorInit, markErrorClass } from '@ghost/core/plugin';
 
 /** The codes `@ghost/ag-ui`'s refusals carry; `askOptions` may refuse with codes of its own, such as `FORBIDDEN`. */
 export type AgUiErrorCode =

@@ -1,5 +1,6 @@
 import { type Event as AgUiEvent, EventType } from '@ag-ui/core';
-import type { AssemblyStepEventData, StreamEventOf } from '@ghost/core';
+import type { StreamEventOf } from '@ghost/core';
+import type { AssemblyStepEventData } from '@ghost/core/assembly';
 
 /** The assembly event types that become AG-UI `CUSTOM` events named `ghost.<type>`. */
 export type AssemblyRoutingEventType =

@@ -1,5 +1,6 @@
 import type { ContentPart } from '@ag-ui/core';
-import type { Artifact, ModelUserContentPart } from '@ghost/core';
+import type { Artifact } from '@ghost/core';
+import type { ModelUserContentPart } from '@ghost/core/provider';
 import { AgUiRequestError } from './ag-ui-request-error.js';
 
 // AG-UI carries media as parts whose source is base64 data, a URL or a provider's file handle;

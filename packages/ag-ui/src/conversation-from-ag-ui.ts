@@ -1,5 +1,6 @@
 import type { AssistantMessage, Message, ToolMessage } from '@ag-ui/core';
-import type { ModelMessage, ModelReasoning, ModelToolCall } from '@ghost/core';
+import type { ModelMessage } from '@ghost/core';
+import type { ModelReasoning, ModelToolCall } from '@ghost/core/provider';
 import { AgUiRequestError } from './ag-ui-request-error.js';
 import { toolContentFromAgUi, userContentFromAgUi } from './content-parts.js';
 import { ghostFieldsOf, reasoningFromValue } from './ghost-fields.js';

@@ -1,4 +1,4 @@
-import type { ModelReasoning } from '@ghost/core';
+import type { ModelReasoning } from '@ghost/core/provider';
 
 // What Ghost adds to AG-UI messages and tool calls so a thread can come back to it unchanged: a
 // `ghost` key in `metadata` (open by key in AG-UI) and, for reasoning, the message's opaque

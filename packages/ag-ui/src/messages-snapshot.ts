@@ -1,5 +1,6 @@
 import type { Message, ToolCall } from '@ag-ui/core';
-import type { Artifact, ModelAssistantMessage, ModelMessage, ModelToolMessage } from '@ghost/core';
+import type { Artifact, ModelMessage } from '@ghost/core';
+import type { ModelAssistantMessage, ModelToolMessage } from '@ghost/core/provider';
 import { toolContentToAgUi, userContentToAgUi } from './content-parts.js';
 import { reasoningValueOf } from './ghost-fields.js';
 import type { StreamedSubagentMessage } from './subagent-event-mapper.js';

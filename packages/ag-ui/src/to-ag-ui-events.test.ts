@@ -1,5 +1,6 @@
 import { type Event as AgUiEvent, EventType, type Message } from '@ag-ui/core';
-import { CancelledError, defineAgent, defineTool, type ModelStreamPart, ToolError } from '@ghost/core';
+import { CancelledError, defineAgent, defineTool, ToolError } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { GhostError, type GhostErrorInit, markErrorClass } from '@ghost/core';
+import { GhostError } from '@ghost/core';
+import { type GhostErrorInit, markErrorClass } from '@ghost/core/plugin';
 
 /** The codes of the errors `@ghost/assemblies` throws (listed in `docs/errors.md`). */
 export type AssemblyErrorCode =

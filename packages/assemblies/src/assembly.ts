@@ -1,5 +1,6 @@
-import type { Agent, ErrorSummary, Run, RunStep, RunStream, Tool } from '@ghost/core';
+import type { Agent, ErrorSummary, Run, RunStream, Tool } from '@ghost/core';
 import { CancelledError, GhostError } from '@ghost/core';
+import type { RunStep } from '@ghost/core/assembly';
 import { type AssemblyAskOptions, type AssemblyExecution, createAssemblyRun } from '@ghost/core/assembly';
 import { AssemblyStepTimeoutError } from './assembly-errors.js';
 

@@ -1,4 +1,5 @@
-import { ConfigurationError, PluginInvalidError } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import { PluginInvalidError } from '@ghost/core/plugin';
 import { describe, expect, it } from 'vitest';
 import { defineHostEngine, type HostEngineDefinition } from './define-host-engine.js';
 import { defineEngine, type EngineV1, isEngineV1 } from './engine.js';

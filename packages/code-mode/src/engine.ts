@@ -1,4 +1,5 @@
-import { type Artifact, type EnginePlugin, type JsonValue, validatePlugin } from '@ghost/core';
+import type { Artifact, JsonValue } from '@ghost/core';
+import { type EnginePlugin, validatePlugin } from '@ghost/core/plugin';
 import type { SandboxCapabilities } from '@ghost/core/sandbox';
 import { checkEngineCapabilities, type EngineCapability } from './engine-capability.js';
 import { CodeModeConfigurationError } from './errors.js';

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@ghost/core';
+import type { JsonSchema } from '@ghost/core/provider';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { documentationComment, schemaComment, schemaToTypeScript } from './json-schema-typescript.js';

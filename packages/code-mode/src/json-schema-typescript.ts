@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@ghost/core';
+import type { JsonSchema } from '@ghost/core/provider';
 
 /** A schema object as this module reads it: any keyword may be missing or malformed. */
 type SchemaObject = Readonly<Record<string, unknown>>;

@@ -1,14 +1,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createRuntime,
-  type Invocation,
-  RunContext,
-  type Runtime,
-  type StreamEvent,
-  type Tool,
-} from '@ghost/core';
+import { createRuntime, type Runtime, type StreamEvent, type Tool } from '@ghost/core';
+import { type Invocation, RunContext } from '@ghost/core/plugin';
 import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/tool-calls';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';

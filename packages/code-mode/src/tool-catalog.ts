@@ -1,4 +1,5 @@
-import type { JsonSchema, Tool } from '@ghost/core';
+import type { Tool } from '@ghost/core';
+import type { JsonSchema } from '@ghost/core/provider';
 import { controlToolNames } from './control-tools.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { guestDeclarations, guestGlobals, guestToolsMethods } from './guest-api.js';

@@ -17,12 +17,10 @@ export {
 } from './ghost-error.js';
 export {
   ModelError,
-  type ModelErrorCode,
   ModelRateLimitError,
   ModelUnavailableError,
 } from './model-errors.js';
 export {
-  type PluginErrorCode,
   PluginNotFoundError,
   PluginNotInstalledError,
 } from './plugin-errors.js';
@@ -35,14 +33,12 @@ export {
   DeadlineExceededError,
   PausedRunError,
   type PausedRunErrorCode,
-  type RunErrorCode,
   RunResumeConflictError,
   RunStateError,
 } from './run-errors.js';
 export { SandboxUnavailableError, type SandboxUnavailableErrorInit } from './sandbox-errors.js';
 export {
   ToolError,
-  type ToolErrorCode,
   ToolResultInvalidError,
   ToolSourceError,
   type ToolSourceErrorInit,

@@ -1,10 +1,13 @@
 /**
- * For applications: agents (`defineAgent`), tools (`defineTool`), runs and their stream events,
- * the runtime that holds engines, sandboxes and models (`createRuntime`), usage, and the errors
- * an application may catch. Other audiences have their own entry points: `@ghost/core/testing`
- * (scripted and mock models for tests), `@ghost/core/provider` (model provider authors),
- * `@ghost/core/sandbox` (sandbox backend authors), `@ghost/core/tool-calls` (packages that run
- * tool calls for an agent, such as code mode).
+ * For applications: agents (`defineAgent`), tools (`defineTool`), runs and the stream events an
+ * application reads, approvals and resuming, conversation sessions, the runtime that holds
+ * engines, sandboxes and models (`createRuntime`), usage, and the errors an application catches.
+ * Other audiences have their own entry points: `@ghost/core/testing` (scripted and mock models for
+ * tests), `@ghost/core/provider` (model provider authors), `@ghost/core/plugin` (plugin,
+ * telemetry, tool source and integration authors), `@ghost/core/session-store` (session store
+ * authors), `@ghost/core/sandbox` (sandbox backend authors), `@ghost/core/assembly` (kinds of
+ * assembly), `@ghost/core/tool-calls` (packages that run tool calls for an agent, such as code
+ * mode). See docs/decisions/2026-12-06-entry-points-by-audience.md.
  *
  * @example
  * ```ts
@@ -22,173 +25,65 @@ export {
   type AgentTool,
   type AskOptions,
   type AskOptionsWithOutput,
-  defaultAgentLimits,
   defineAgent,
   type OutputOf,
 } from './agent.js';
 export type { ApprovalMode, ResumeOptions } from './agent-resume.js';
 export type { AgentToolOptions } from './agent-tool.js';
-export { defineModelProvider } from './define-model-provider.js';
+// The errors an application catches; the rest of each family is on the entry of its audience.
 export {
   AgentInterjectionError,
   AgentLimitError,
   ApprovalError,
-  type ApprovalErrorCode,
   CancelledError,
-  CleanupError,
-  type CleanupErrorInit,
   ConfigurationError,
-  type ConfigurationErrorCode,
-  type ConfigurationErrorFacts,
-  type ConfigurationErrorInit,
   type CoreErrorCode,
   DeadlineExceededError,
   GhostError,
-  type GhostErrorCode,
-  type GhostErrorInit,
-  type GhostErrorOptions,
   ModelError,
-  type ModelErrorCode,
-  markErrorClass,
   PausedRunError,
-  type PausedRunErrorCode,
-  type PluginErrorCode,
-  type RunErrorCode,
   RunResumeConflictError,
   RunStateError,
   SandboxUnavailableError,
-  type SandboxUnavailableErrorInit,
   ToolError,
-  type ToolErrorCode,
-  ToolResultInvalidError,
-  ToolSourceError,
-  type ToolSourceErrorInit,
   ToolTimeoutError,
 } from './errors.js';
 export type { JsonObject, JsonValue } from './json.js';
 export { type MemorySessionStoreOptions, memorySessionStore } from './memory-session-store.js';
-export type {
-  Artifact,
-  JsonSchema,
-  ModelAssistantMessage,
-  ModelFilePart,
-  ModelFinishReason,
-  ModelImagePart,
-  ModelMessage,
-  ModelOutputFormat,
-  ModelReasoning,
-  ModelRequest,
-  ModelRetryNotice,
-  ModelSettings,
-  ModelStreamLimits,
-  ModelStreamOptions,
-  ModelStreamPart,
-  ModelTextPart,
-  ModelToolCall,
-  ModelToolDefinition,
-  ModelToolMessage,
-  ModelUserContentPart,
-  ModelUserMessage,
-  ModelV1,
-  ProviderOptions,
-} from './model.js';
-export {
-  ModelAuthenticationError,
-  ModelContentFilterError,
-  ModelContextOverflowError,
-  type ModelErrorFacts,
-  type ModelErrorInit,
-  ModelRateLimitError,
-  ModelResponseError,
-  ModelUnavailableError,
-  OutputValidationError,
-} from './model-errors.js';
-export type { EnginePlugin, ModelProviderV1, Plugin, PluginKind, PluginsByKind } from './plugin.js';
-export type { PluginDeclaration } from './plugin-declaration.js';
-export {
-  PluginAlreadyRegisteredError,
-  type PluginErrorFacts,
-  type PluginErrorInit,
-  PluginInvalidError,
-  PluginLoadError,
-  PluginNotFoundError,
-  PluginNotInstalledError,
-  PluginVersionError,
-} from './plugin-errors.js';
-export { type ImportModule, Registry, type RegistryOptions } from './registry.js';
+// An application passes a model and input messages; writing a model takes `@ghost/core/provider`.
+export type { Artifact, ModelMessage, ModelV1 } from './model.js';
+export { ModelRateLimitError, OutputValidationError } from './model-errors.js';
 export type { ResumeDecision } from './resume-paused-calls.js';
-export { type Closeable, type Closer, Run, type RunResult, type RunStep, type RunStream } from './run.js';
-export { type Invocation, RunContext, type RunContextInit } from './run-context.js';
+export { Run, type RunResult, type RunStream } from './run.js';
 export type { RunOutcome } from './run-outcome.js';
-export {
-  defaultSessionLockTimeoutMs,
-  type RunSession,
-  type SessionEntry,
-  type SessionOptions,
-} from './run-session.js';
+export type { RunSession, SessionEntry, SessionOptions } from './run-session.js';
 export {
   configure,
   createRuntime,
   defaultRuntime,
   type Runtime,
   type RuntimeOptions,
-  type RuntimeResource,
 } from './runtime.js';
 // Applications pass backends to `createRuntime`; writing one takes `@ghost/core/sandbox`.
 export type { SandboxBackendV1 } from './sandbox.js';
-export {
-  SessionAccessError,
-  SessionBusyError,
-  type SessionBusyErrorInit,
-  SessionConflictError,
-  type SessionConflictErrorInit,
-  type SessionErrorCode,
-  SessionLimitError,
-  type SessionLimitErrorInit,
-  type SessionLimitName,
-  SessionStoreError,
-  type SessionStoreErrorInit,
-} from './session-errors.js';
-export {
-  defaultSessionLimits,
-  type SessionLimits,
-  type SessionListRequest,
-  type SessionPage,
-  type SessionStoreV1,
-  type SessionSummary,
-  type SessionTurnOutcome,
-} from './session-store.js';
-export { currentSpecificationVersions } from './specification-version.js';
-export {
-  type AgentStreamSource,
-  type ApprovalDecision,
-  type ApprovalRequestedData,
-  type ApprovalResolvedData,
-  type AssemblyStepEventData,
-  type ErrorSummary,
-  type NestedStreamEvent,
-  type StreamEvent,
-  type StreamEventDataMap,
-  type StreamEventOf,
-  type StreamEventType,
-  type SubagentEventData,
-  type SubagentPhase,
-  type TerminalStreamEventType,
-  type ToolEventData,
-  terminalEventTypes,
+export { SessionBusyError } from './session-errors.js';
+// Applications pass stores to `createRuntime`; writing one takes `@ghost/core/session-store`.
+export type { SessionStoreV1 } from './session-store.js';
+export type {
+  ApprovalDecision,
+  ApprovalRequestedData,
+  ApprovalResolvedData,
+  ErrorSummary,
+  StreamEvent,
+  StreamEventDataMap,
+  StreamEventOf,
+  StreamEventType,
+  SubagentEventData,
+  ToolEventData,
 } from './stream-event.js';
 export type { SubagentDefinition } from './subagent-definition.js';
-export type {
-  RunTelemetry,
-  TelemetryEventDetail,
-  TelemetryRunStart,
-  TelemetryScope,
-  TelemetryV1,
-} from './telemetry.js';
 export {
-  defaultToolTimeoutMs,
   defineTool,
-  type SchemaProblem,
   type Tool,
   type ToolApprovalContext,
   type ToolAuthorization,
@@ -199,14 +94,6 @@ export {
   ToolResult,
 } from './tool.js';
 export type { PendingApproval } from './tool-approval.js';
-export {
-  isToolSource,
-  type OpenedToolSource,
-  type ToolSource,
-  type ToolSourceOpenContext,
-} from './tool-source.js';
-export { Usage, type UsageInit } from './usage.js';
-// Plugin packages (code mode's `defineEngine`) check a plugin's shape with the registry's own rules.
-export { type PluginOrigin, validatePlugin } from './validate-plugin.js';
-export { Workspace, type WorkspaceOptions } from './workspace.js';
-export { WorkspaceClosedError } from './workspace-closed-error.js';
+// Applications pass tool sources (an MCP server's tools) to agents; writing one takes `@ghost/core/plugin`.
+export type { ToolSource } from './tool-source.js';
+export { Usage } from './usage.js';

@@ -14,6 +14,7 @@
 // The code unions, so a provider's own codes sit beside the ones its errors may carry.
 export type { ConfigurationErrorCode } from './configuration-error.js';
 export type { CoreErrorCode } from './core-error-code.js';
+export { defineModelProvider } from './define-model-provider.js';
 export { ModelError } from './errors.js';
 export {
   GhostError,
@@ -23,8 +24,14 @@ export {
 } from './ghost-error.js';
 export { limitServerSentEvents } from './limit-server-sent-events.js';
 export {
+  type Artifact,
   defaultModelStreamLimits,
   type JsonSchema,
+  type ModelAssistantMessage,
+  type ModelFilePart,
+  type ModelFinishReason,
+  type ModelImagePart,
+  type ModelMessage,
   type ModelOutputFormat,
   type ModelReasoning,
   type ModelRequest,
@@ -33,6 +40,12 @@ export {
   type ModelStreamLimits,
   type ModelStreamOptions,
   type ModelStreamPart,
+  type ModelTextPart,
+  type ModelToolCall,
+  type ModelToolDefinition,
+  type ModelToolMessage,
+  type ModelUserContentPart,
+  type ModelUserMessage,
   type ModelV1,
   type ProviderOptions,
 } from './model.js';
@@ -63,6 +76,9 @@ export {
   retryAfterMilliseconds,
   retryModelRequest,
 } from './model-retry.js';
+export type { ModelProviderV1 } from './plugin.js';
+export type { PluginDeclaration } from './plugin-declaration.js';
 export type { PluginErrorCode } from './plugin-errors.js';
 export type { RunErrorCode } from './run-errors.js';
 export type { ToolErrorCode } from './tool-errors.js';
+export type { UsageInit } from './usage.js';

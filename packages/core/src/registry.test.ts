@@ -316,7 +316,7 @@ describe('built-in plugins, imported lazily', () => {
   // Under vitest every workspace package resolves (its module runner serves them from source), so
   // an application without the package is a plain Node process in an empty directory, running
   // the built core as an installed copy would.
-  const builtCore = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  const builtCore = fileURLToPath(new URL('../dist/plugin-kit/index.js', import.meta.url));
   const isBuilt = existsSync(builtCore);
   it.skipIf(!isBuilt)(
     `names the package to install when it is missing from the application${isBuilt ? '' : ' (skipped: run the build first, the case runs the built core)'}`,

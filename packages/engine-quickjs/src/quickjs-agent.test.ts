@@ -1,5 +1,6 @@
 import { codeMode, openCodeModeSession } from '@ghost/code-mode';
-import { CleanupError, createRuntime, defineAgent, defineTool } from '@ghost/core';
+import { createRuntime, defineAgent, defineTool } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import { defineSandboxBackend, type SandboxProcess } from '@ghost/core/sandbox';
 import { ScriptedModel } from '@ghost/core/testing';
 import { unrestrictedSandbox } from '@ghost/sandbox-unrestricted';

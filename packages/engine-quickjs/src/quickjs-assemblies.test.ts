@@ -4,14 +4,8 @@ import { join } from 'node:path';
 import { defineGraph, defineSwarm, defineWorkflow } from '@ghost/assemblies';
 import { codeMode } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
-import {
-  type AgentStreamSource,
-  defineAgent,
-  defineTool,
-  type NestedStreamEvent,
-  type Runtime,
-  type StreamEvent,
-} from '@ghost/core';
+import { defineAgent, defineTool, type Runtime, type StreamEvent } from '@ghost/core';
+import type { AgentStreamSource, NestedStreamEvent } from '@ghost/core/plugin';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,12 +1,6 @@
 import { codeMode } from '@ghost/code-mode';
-import {
-  createRuntime,
-  defineAgent,
-  defineTool,
-  type StreamEvent,
-  type TelemetryEventDetail,
-  type TelemetryV1,
-} from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, type StreamEvent } from '@ghost/core';
+import type { TelemetryEventDetail, TelemetryV1 } from '@ghost/core/plugin';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';

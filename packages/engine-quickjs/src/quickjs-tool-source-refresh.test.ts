@@ -1,12 +1,6 @@
 import { codeMode } from '@ghost/code-mode';
-import {
-  createRuntime,
-  defineAgent,
-  defineTool,
-  type OpenedToolSource,
-  type Tool,
-  type ToolSource,
-} from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, type Tool, type ToolSource } from '@ghost/core';
+import type { OpenedToolSource } from '@ghost/core/plugin';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GhostError, type GhostErrorInit, markErrorClass } from '@ghost/core';
+import { GhostError } from '@ghost/core';
+import { type GhostErrorInit, markErrorClass } from '@ghost/core/plugin';
 
 /**
  * The V8 engine cannot run here: `isolated-vm` (its peer dependency) is not installed, its

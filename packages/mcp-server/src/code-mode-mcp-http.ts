@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CleanupError, ConfigurationError } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import { answerMcpRequest } from './answer-mcp-request.js';
 import type { PreparedCodeModeMcp } from './code-mode-mcp.js';
 import { type HttpServerSettings, resolveHttpServerSettings } from './http-server-settings.js';

@@ -1,4 +1,5 @@
-import { CleanupError, type Tool } from '@ghost/core';
+import type { Tool } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import { type McpServerTools, type McpToolsOptions, mcpTools } from '@ghost/mcp';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { GhostMcpConfig, GhostMcpHttpServer, GhostMcpStdioServer } from './ghost-mcp-config.js';

@@ -1,4 +1,5 @@
-import { ConfigurationError, type ConfigurationErrorInit, markErrorClass } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import { type ConfigurationErrorInit, markErrorClass } from '@ghost/core/plugin';
 
 /** The codes of a {@link GhostMcpConfigError}. */
 export type GhostMcpConfigErrorCode =

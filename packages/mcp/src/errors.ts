@@ -1,11 +1,5 @@
-import {
-  ConfigurationError,
-  type ConfigurationErrorInit,
-  GhostError,
-  type GhostErrorInit,
-  markErrorClass,
-  ToolError,
-} from '@ghost/core';
+import { ConfigurationError, GhostError, ToolError } from '@ghost/core';
+import { type ConfigurationErrorInit, type GhostErrorInit, markErrorClass } from '@ghost/core/plugin';
 
 /** Every code an error thrown by `@ghost/mcp` can carry (see `docs/errors.md`). */
 export type McpErrorCode =

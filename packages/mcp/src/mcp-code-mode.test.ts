@@ -1,5 +1,6 @@
 import { codeMode } from '@ghost/code-mode';
-import { createRuntime, defineAgent, type ModelToolMessage, type Run } from '@ghost/core';
+import { createRuntime, defineAgent, type Run } from '@ghost/core';
+import type { ModelToolMessage } from '@ghost/core/provider';
 import { ScriptedModel } from '@ghost/core/testing';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';

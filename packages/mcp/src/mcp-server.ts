@@ -1,4 +1,5 @@
-import type { OpenedToolSource, ToolSource } from '@ghost/core';
+import type { ToolSource } from '@ghost/core';
+import type { OpenedToolSource } from '@ghost/core/plugin';
 import type { McpToolsOptions } from './mcp-options.js';
 import { resolveMcpOptions } from './mcp-options.js';
 import { connectMcpServer } from './mcp-tools.js';

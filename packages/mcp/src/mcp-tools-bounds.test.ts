@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createRuntime, defineAgent, type ModelToolMessage, ToolError, type ToolResult } from '@ghost/core';
+import { createRuntime, defineAgent, ToolError, type ToolResult } from '@ghost/core';
+import type { ModelToolMessage } from '@ghost/core/provider';
 import { ScriptedModel } from '@ghost/core/testing';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type McpServerTools, type McpToolsOptions, mcpServer, mcpTools } from './index.js';

@@ -1,4 +1,5 @@
-import type { OpenedToolSource, Tool, ToolSource } from '@ghost/core';
+import type { Tool, ToolSource } from '@ghost/core';
+import type { OpenedToolSource } from '@ghost/core/plugin';
 import { McpConnection } from './mcp-connection.js';
 import { type McpToolsOptions, type ResolvedMcpOptions, resolveMcpOptions } from './mcp-options.js';
 import { toGhostTools } from './mcp-tool.js';

@@ -1,5 +1,7 @@
 import { codeMode } from '@ghost/code-mode';
-import { createRuntime, defineAgent, defineTool, type ModelStreamPart, type TelemetryV1 } from '@ghost/core';
+import { createRuntime, defineAgent, defineTool } from '@ghost/core';
+import type { TelemetryV1 } from '@ghost/core/plugin';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';

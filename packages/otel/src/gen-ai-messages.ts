@@ -1,4 +1,5 @@
-import type { ModelMessage, ModelToolDefinition, ModelUserContentPart } from '@ghost/core';
+import type { ModelMessage } from '@ghost/core';
+import type { ModelToolDefinition, ModelUserContentPart } from '@ghost/core/provider';
 
 /** One part of a message in the conventions' JSON form (`text`, `tool_call`, `blob`, ...). */
 export type GenAIPart = { readonly type: string } & Readonly<Record<string, unknown>>;

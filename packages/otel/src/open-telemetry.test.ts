@@ -1,12 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  createRuntime,
-  defineAgent,
-  defineTool,
-  ModelRateLimitError,
-  memorySessionStore,
-  ToolError,
-} from '@ghost/core';
+import { createRuntime, defineAgent, defineTool, memorySessionStore, ToolError } from '@ghost/core';
+import { ModelRateLimitError } from '@ghost/core/provider';
 import { MockModel, ScriptedModel } from '@ghost/core/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';

@@ -1,4 +1,5 @@
-import { ConfigurationError, type TelemetryV1 } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import type { TelemetryV1 } from '@ghost/core/plugin';
 import { type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
 import { RunTracer } from './run-tracer.js';
 

@@ -1,14 +1,11 @@
+import type { ErrorSummary, StreamEvent, StreamEventDataMap, Usage } from '@ghost/core';
 import type {
-  ErrorSummary,
-  ModelRequest,
   RunTelemetry,
-  StreamEvent,
-  StreamEventDataMap,
   TelemetryEventDetail,
   TelemetryRunStart,
   TelemetryScope,
-  Usage,
-} from '@ghost/core';
+} from '@ghost/core/plugin';
+import type { ModelRequest } from '@ghost/core/provider';
 import {
   type Attributes,
   type Context,

@@ -1,4 +1,4 @@
-import type { JsonSchema, ModelRequest, ProviderOptions } from '@ghost/core';
+import type { JsonSchema, ModelRequest, ProviderOptions } from '@ghost/core/provider';
 import { type AISDKPromptMessage, type AISDKPromptTarget, aiSDKPrompt } from './ai-sdk-prompt.js';
 
 /** A Ghost tool as the AI SDK's function tool. */

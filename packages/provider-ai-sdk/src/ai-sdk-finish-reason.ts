@@ -1,4 +1,4 @@
-import type { ModelFinishReason } from '@ghost/core';
+import type { ModelFinishReason } from '@ghost/core/provider';
 
 /** Why the model stopped, in Ghost's terms, with the provider's own value kept. */
 export interface AISDKFinish {

@@ -1,4 +1,4 @@
-import type { ModelToolMessage } from '@ghost/core';
+import type { ModelToolMessage } from '@ghost/core/provider';
 import { describe, expect, it } from 'vitest';
 import { aiSDKPrompt, toolResultOutput } from './ai-sdk-prompt.js';
 

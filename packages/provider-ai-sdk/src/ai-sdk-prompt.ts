@@ -1,14 +1,12 @@
+import type { Artifact, JsonValue, ModelMessage } from '@ghost/core';
 import type {
-  Artifact,
-  JsonValue,
   ModelAssistantMessage,
   ModelFilePart,
   ModelImagePart,
-  ModelMessage,
   ModelToolMessage,
   ModelUserMessage,
   ProviderOptions,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import type { AISDKSpecificationVersion } from './ai-sdk-language-model.js';
 
 /**

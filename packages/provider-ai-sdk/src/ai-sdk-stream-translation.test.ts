@@ -1,4 +1,4 @@
-import type { ModelStreamPart } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import {
   defaultModelStreamLimits,
   ModelContextOverflowError,

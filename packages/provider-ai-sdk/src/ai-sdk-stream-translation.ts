@@ -1,5 +1,6 @@
 import type { ReadableStreamReadResult } from 'node:stream/web';
-import type { JsonObject, ModelStreamPart, ProviderOptions } from '@ghost/core';
+import type { JsonObject } from '@ghost/core';
+import type { ModelStreamPart, ProviderOptions } from '@ghost/core/provider';
 import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import { type AISDKErrorContext, modelErrorFromAISDK } from './ai-sdk-error.js';
 import { finishFromAISDK } from './ai-sdk-finish-reason.js';

@@ -1,4 +1,4 @@
-import type { UsageInit } from '@ghost/core';
+import type { UsageInit } from '@ghost/core/provider';
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;

@@ -1,5 +1,11 @@
-import { ConfigurationError, type ModelRequest, type ModelStreamPart, type ModelV1 } from '@ghost/core';
-import { defaultModelStreamLimits, type ModelStreamLimits, retryModelRequest } from '@ghost/core/provider';
+import { ConfigurationError, type ModelV1 } from '@ghost/core';
+import {
+  defaultModelStreamLimits,
+  type ModelRequest,
+  type ModelStreamLimits,
+  type ModelStreamPart,
+  retryModelRequest,
+} from '@ghost/core/provider';
 import { aiSDKCallOptions } from './ai-sdk-call-options.js';
 import { modelErrorFromAISDK } from './ai-sdk-error.js';
 import type { AISDKLanguageModel, AISDKSpecificationVersion } from './ai-sdk-language-model.js';

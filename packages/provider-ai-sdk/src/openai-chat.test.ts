@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { ModelStreamPart } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import {
   defaultModelStreamLimits,
   ModelAuthenticationError,

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { Artifact, ModelFilePart, ModelImagePart } from '@ghost/core';
+import type { Artifact } from '@ghost/core';
+import type { ModelFilePart, ModelImagePart } from '@ghost/core/provider';
 import { ModelError } from '@ghost/core/provider';
 
 type ImageBlock = Anthropic.ImageBlockParam;

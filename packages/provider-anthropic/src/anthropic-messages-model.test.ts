@@ -1,3 +1,4 @@
+import type { ModelV1 } from '@ghost/core';
 import {
   ModelAuthenticationError,
   ModelContextOverflowError,
@@ -7,8 +8,7 @@ import {
   ModelResponseError,
   type ModelStreamPart,
   ModelUnavailableError,
-  type ModelV1,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAnthropic } from './anthropic-provider.js';
 import {

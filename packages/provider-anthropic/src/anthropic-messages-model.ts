@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ModelRequest, ModelStreamOptions, ModelStreamPart, ModelV1 } from '@ghost/core';
+import type { ModelV1 } from '@ghost/core';
+import type { ModelRequest, ModelStreamOptions, ModelStreamPart } from '@ghost/core/provider';
 import {
   defaultModelStreamLimits,
   type ModelStreamLimits,

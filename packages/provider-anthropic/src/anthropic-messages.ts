@@ -1,11 +1,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { ModelMessage } from '@ghost/core';
 import type {
   ModelAssistantMessage,
-  ModelMessage,
   ModelReasoning,
   ModelToolMessage,
   ModelUserMessage,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import { artifactBlocks, fileBlock, imageBlock } from './anthropic-content-blocks.js';
 import { providerName } from './anthropic-error-mapping.js';
 

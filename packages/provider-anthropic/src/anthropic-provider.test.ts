@@ -1,12 +1,5 @@
-import {
-  ConfigurationError,
-  createRuntime,
-  defineAgent,
-  defineTool,
-  ModelAuthenticationError,
-  type ModelStreamPart,
-  type ModelV1,
-} from '@ghost/core';
+import { ConfigurationError, createRuntime, defineAgent, defineTool, type ModelV1 } from '@ghost/core';
+import { ModelAuthenticationError, type ModelStreamPart } from '@ghost/core/provider';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import anthropicPlugin, { anthropic, createAnthropic } from './index.js';

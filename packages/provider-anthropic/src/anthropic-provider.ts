@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { ConfigurationError, defineModelProvider, type ModelProviderV1, type ModelV1 } from '@ghost/core';
-import { ModelAuthenticationError } from '@ghost/core/provider';
+import { ConfigurationError, type ModelV1 } from '@ghost/core';
+import { defineModelProvider, ModelAuthenticationError, type ModelProviderV1 } from '@ghost/core/provider';
 import { providerName } from './anthropic-error-mapping.js';
 import { AnthropicMessagesModel } from './anthropic-messages-model.js';
 import { limitedFetch } from './limited-fetch.js';

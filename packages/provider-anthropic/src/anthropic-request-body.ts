@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
-import type { JsonObject, JsonValue, ModelOutputFormat, ModelRequest } from '@ghost/core';
+import type { JsonObject, JsonValue } from '@ghost/core';
+import type { ModelOutputFormat, ModelRequest } from '@ghost/core/provider';
 import { type AnthropicBlock, toAnthropicMessages } from './anthropic-messages.js';
 import { parseProviderOptions } from './anthropic-provider-options.js';
 import { defaultMaxOutputTokens } from './default-max-output-tokens.js';

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
+import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core/provider';
 import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import { providerName } from './anthropic-error-mapping.js';
 

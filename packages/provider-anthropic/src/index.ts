@@ -15,7 +15,7 @@
  * @packageDocumentation
  */
 
-import type { ModelProviderV1 } from '@ghost/core';
+import type { ModelProviderV1 } from '@ghost/core/provider';
 import { anthropic } from './anthropic-provider.js';
 
 export {

@@ -1,13 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
+import type { ModelV1 } from '@ghost/core';
 import {
+  defaultModelStreamLimits,
   type ModelRequest,
   ModelResponseError,
   type ModelStreamLimits,
   type ModelStreamPart,
   ModelUnavailableError,
-  type ModelV1,
-} from '@ghost/core';
-import { defaultModelStreamLimits } from '@ghost/core/provider';
+} from '@ghost/core/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAnthropic } from './anthropic-provider.js';
 import { answer, blockEvents, MessagesServer, messageStart } from './test-support/messages-server.js';

@@ -1,11 +1,11 @@
+import { ConfigurationError } from '@ghost/core';
 import {
-  ConfigurationError,
   ModelAuthenticationError,
   ModelContextOverflowError,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAI } from './openai-provider.js';
 import {

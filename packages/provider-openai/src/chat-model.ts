@@ -1,5 +1,4 @@
-import type { ModelRequest } from '@ghost/core';
-import type { ModelStreamLimits } from '@ghost/core/provider';
+import type { ModelRequest, ModelStreamLimits } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { chatRequestBody } from './chat-request.js';
 import { ChatStreamReader } from './chat-stream-reader.js';

@@ -1,11 +1,10 @@
-import {
-  type Artifact,
-  ConfigurationError,
-  type ModelAssistantMessage,
-  type ModelRequest,
-  type ModelUserContentPart,
-  type ModelUserMessage,
-} from '@ghost/core';
+import { type Artifact, ConfigurationError } from '@ghost/core';
+import type {
+  ModelAssistantMessage,
+  ModelRequest,
+  ModelUserContentPart,
+  ModelUserMessage,
+} from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { dataUrl, defaultFilename, isTextualMediaType, partUrl } from './data-url.js';
 import { mergeProviderOptions } from './merge-provider-options.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
+import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core/provider';
 import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import type { FailureContext } from './openai-failure.js';

@@ -12,7 +12,7 @@
  *
  * @packageDocumentation
  */
-import type { ModelProviderV1 } from '@ghost/core';
+import type { ModelProviderV1 } from '@ghost/core/provider';
 import { openai } from './openai-provider.js';
 
 /** The default OpenAI provider's Chat Completions models, as the plugin `openai-chat`. */

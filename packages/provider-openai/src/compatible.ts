@@ -13,7 +13,9 @@
  *
  * @packageDocumentation
  */
-import { defineModelProvider, type ModelProviderV1, type ModelV1 } from '@ghost/core';
+
+import type { ModelV1 } from '@ghost/core';
+import { defineModelProvider, type ModelProviderV1 } from '@ghost/core/provider';
 import { parseCompatibleModelId } from './compatible-model-id.js';
 import { type CompatibleModelFactory, compatibleModelFactory } from './openai-compatible-provider.js';
 

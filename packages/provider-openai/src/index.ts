@@ -14,7 +14,7 @@
  *
  * @packageDocumentation
  */
-import type { ModelProviderV1 } from '@ghost/core';
+import type { ModelProviderV1 } from '@ghost/core/provider';
 import { openai } from './openai-provider.js';
 
 export {

@@ -1,4 +1,5 @@
-import { ConfigurationError, ModelAuthenticationError } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import { ModelAuthenticationError } from '@ghost/core/provider';
 import OpenAI from 'openai';
 import { limitedFetch } from './limited-fetch.js';
 

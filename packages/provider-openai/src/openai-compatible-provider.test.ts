@@ -1,4 +1,5 @@
-import { ConfigurationError, createRuntime, ModelAuthenticationError, ModelResponseError } from '@ghost/core';
+import { ConfigurationError, createRuntime } from '@ghost/core';
+import { ModelAuthenticationError, ModelResponseError } from '@ghost/core/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import openaiCompatible from './compatible.js';
 import { createOpenAICompatible } from './openai-compatible-provider.js';

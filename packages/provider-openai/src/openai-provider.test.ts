@@ -1,4 +1,5 @@
-import { ConfigurationError, createRuntime, ModelAuthenticationError } from '@ghost/core';
+import { ConfigurationError, createRuntime } from '@ghost/core';
+import { ModelAuthenticationError } from '@ghost/core/provider';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import openaiChatPlugin from './chat.js';

@@ -1,4 +1,5 @@
-import { defineModelProvider, type ModelProviderV1, type ModelV1 } from '@ghost/core';
+import type { ModelV1 } from '@ghost/core';
+import { defineModelProvider, type ModelProviderV1 } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { OpenAIChatModel } from './chat-model.js';
 import { checkModelId, checkSettings } from './check-settings.js';

@@ -1,4 +1,5 @@
-import type { ModelRequest, ModelStreamOptions, ModelStreamPart, ModelV1 } from '@ghost/core';
+import type { ModelV1 } from '@ghost/core';
+import type { ModelRequest, ModelStreamOptions, ModelStreamPart } from '@ghost/core/provider';
 import { defaultModelStreamLimits, type ModelStreamLimits, retryModelRequest } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { withStreamLimits } from './limited-fetch.js';

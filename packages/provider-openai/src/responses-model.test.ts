@@ -1,14 +1,13 @@
 import { getEventListeners } from 'node:events';
+import { ConfigurationError, ModelError } from '@ghost/core';
 import {
-  ConfigurationError,
   ModelAuthenticationError,
   ModelContentFilterError,
   ModelContextOverflowError,
-  ModelError,
   ModelRateLimitError,
   ModelResponseError,
   ModelUnavailableError,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAI } from './openai-provider.js';

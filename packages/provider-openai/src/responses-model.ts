@@ -1,5 +1,4 @@
-import type { ModelRequest } from '@ghost/core';
-import type { ModelStreamLimits } from '@ghost/core/provider';
+import type { ModelRequest, ModelStreamLimits } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import type { FailureContext } from './openai-failure.js';
 import { OpenAIStreamingModel, type OpenStream } from './openai-streaming-model.js';

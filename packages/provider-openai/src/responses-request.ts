@@ -1,10 +1,10 @@
+import type { Artifact } from '@ghost/core';
 import type {
-  Artifact,
   ModelAssistantMessage,
   ModelRequest,
   ModelToolMessage,
   ModelUserMessage,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { dataUrl, defaultFilename, isTextualMediaType, partUrl } from './data-url.js';
 import { mergeProviderOptions } from './merge-provider-options.js';

@@ -1,4 +1,4 @@
-import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core';
+import type { ModelFinishReason, ModelStreamPart, UsageInit } from '@ghost/core/provider';
 import { type ModelStreamLimits, modelStreamError, modelStreamLimitError } from '@ghost/core/provider';
 import type OpenAI from 'openai';
 import { type FailureContext, modelErrorFromStreamFailure } from './openai-failure.js';

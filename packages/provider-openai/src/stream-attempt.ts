@@ -1,4 +1,4 @@
-import type { ModelStreamPart } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 import { ModelError, modelStreamError } from '@ghost/core/provider';
 import { type FailureContext, openFailure, streamFailure } from './openai-failure.js';
 

@@ -1,11 +1,10 @@
+import { defineAgent, defineTool } from '@ghost/core';
 import {
-  defineAgent,
-  defineTool,
+  defaultModelStreamLimits,
   ModelResponseError,
   type ModelStreamLimits,
   ModelUnavailableError,
-} from '@ghost/core';
-import { defaultModelStreamLimits } from '@ghost/core/provider';
+} from '@ghost/core/provider';
 import OpenAI from 'openai';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import type { ModelStreamPart } from '@ghost/core';
+import type { ModelStreamPart } from '@ghost/core/provider';
 
 /**
  * Parts a stream reader produced from one event, with the response's metadata held back until

@@ -1,4 +1,5 @@
-import { PluginNotInstalledError, Registry, SandboxUnavailableError } from '@ghost/core';
+import { SandboxUnavailableError } from '@ghost/core';
+import { PluginNotInstalledError, Registry } from '@ghost/core/plugin';
 import { defineSandboxBackend, noSandboxCapabilities } from '@ghost/core/sandbox';
 import { describe, expect, it } from 'vitest';
 import { doctorBackend } from './doctor-backend.js';

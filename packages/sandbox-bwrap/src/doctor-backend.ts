@@ -1,4 +1,5 @@
-import { Registry, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
+import { type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
+import { Registry } from '@ghost/core/plugin';
 import { createBwrapSandbox } from './bwrap-sandbox.js';
 
 /**

@@ -1,4 +1,4 @@
-import { Registry } from '@ghost/core';
+import { Registry } from '@ghost/core/plugin';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seatbeltSandbox } from './index.js';
 

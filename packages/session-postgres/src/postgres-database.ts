@@ -1,4 +1,5 @@
-import { GhostError, SessionStoreError } from '@ghost/core';
+import { GhostError } from '@ghost/core';
+import { SessionStoreError } from '@ghost/core/session-store';
 import type pg from 'pg';
 
 /** A row as the store reads it: every value as PostgreSQL's text, or null. */

@@ -1,4 +1,4 @@
-import { SessionStoreError } from '@ghost/core';
+import { SessionStoreError } from '@ghost/core/session-store';
 import { type PostgresDatabase, type Statements, storeName } from './postgres-database.js';
 
 /** The store's tables in one schema, as SQL names (the schema quoted; checked to be an identifier). */

@@ -1,4 +1,5 @@
-import { ConfigurationError, type SessionLimits } from '@ghost/core';
+import { ConfigurationError } from '@ghost/core';
+import type { SessionLimits } from '@ghost/core/session-store';
 import type pg from 'pg';
 
 /**

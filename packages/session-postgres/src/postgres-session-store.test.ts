@@ -5,10 +5,10 @@ import {
   defineAgent,
   defineTool,
   SessionBusyError,
-  SessionStoreError,
   type SessionStoreV1,
 } from '@ghost/core';
 import type { SessionWrite } from '@ghost/core/session-store';
+import { SessionStoreError } from '@ghost/core/session-store';
 import { ScriptedModel } from '@ghost/core/testing';
 import pg from 'pg';
 import Type from 'typebox';

@@ -1,21 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import {
-  defaultSessionLimits,
-  SessionAccessError,
-  SessionBusyError,
-  type SessionLimits,
-  type SessionListRequest,
-  type SessionPage,
-  SessionStoreError,
-  type SessionStoreV1,
-} from '@ghost/core';
+import { SessionBusyError, type SessionStoreV1 } from '@ghost/core';
 import {
   checkSessionDeleteRequest,
   checkSessionListRequest,
   checkSessionOpenRequest,
   checkSessionPruneRequest,
+  defaultSessionLimits,
   defineSessionStore,
+  SessionAccessError,
+  type SessionLimits,
+  type SessionListRequest,
   type SessionOpenRequest,
+  type SessionPage,
+  SessionStoreError,
   sessionListCursor,
 } from '@ghost/core/session-store';
 import pg from 'pg';

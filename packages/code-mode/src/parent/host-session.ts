@@ -1,4 +1,4 @@
-import { CleanupError } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import { raceAbort } from '@ghost/core/tool-calls';
 import type { CodeModeSession, ObserveOptions, ProgramResult } from '../engine.js';
 import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from '../errors.js';

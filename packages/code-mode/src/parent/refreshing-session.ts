@@ -1,4 +1,4 @@
-import { CleanupError } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import type { CodeModeSession, ObserveOptions, ProgramResult } from '../engine.js';
 import { CodeModeStateError } from '../errors.js';
 

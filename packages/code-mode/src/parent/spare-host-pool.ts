@@ -1,4 +1,4 @@
-import { CleanupError } from '@ghost/core';
+import { CleanupError } from '@ghost/core/plugin';
 import { errorMessage } from '../shared/error-message.js';
 import { failedHostLink, type HostLauncher, type HostLink } from './host-link.js';
 

@@ -13,12 +13,19 @@
  */
 
 export type { PluginDeclaration } from '../plugin-declaration.js';
+export { defaultSessionLockTimeoutMs } from '../run-session.js';
 export {
   SessionAccessError,
   SessionBusyError,
+  type SessionBusyErrorInit,
   SessionConflictError,
+  type SessionConflictErrorInit,
+  type SessionErrorCode,
   SessionLimitError,
+  type SessionLimitErrorInit,
+  type SessionLimitName,
   SessionStoreError,
+  type SessionStoreErrorInit,
 } from '../session-errors.js';
 export {
   checkSessionActor,

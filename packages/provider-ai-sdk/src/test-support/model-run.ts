@@ -1,11 +1,11 @@
+import type { ModelV1 } from '@ghost/core';
 import type {
   ModelAssistantMessage,
   ModelReasoning,
   ModelRequest,
   ModelStreamPart,
-  ModelV1,
   ProviderOptions,
-} from '@ghost/core';
+} from '@ghost/core/provider';
 
 /** A request with nothing but what the test gives. */
 export function modelRequest(fields: Partial<ModelRequest> = {}): ModelRequest {

@@ -1,4 +1,5 @@
-import type { ModelRequest, ModelStreamPart, ModelV1 } from '@ghost/core';
+import type { ModelV1 } from '@ghost/core';
+import type { ModelRequest, ModelStreamPart } from '@ghost/core/provider';
 
 /** A request with only what a test cares about; the rest empty. */
 export function requestOf(fields: Partial<ModelRequest> = {}): ModelRequest {
