@@ -5,6 +5,7 @@ import { ApprovalError, ConfigurationError } from './errors.js';
 import type { ModelRequest } from './model.js';
 import { createRuntime } from './runtime.js';
 import type { StreamEvent } from './stream-event.js';
+import type { TelemetryV1 } from './telemetry.js';
 import { countOpenHandles, newOpenHandles } from './testing/open-handles.js';
 import { ScriptedModel } from './testing/scripted-model.js';
 import { defineTool, type ToolNeedsApproval } from './tool.js';
@@ -326,6 +327,24 @@ describe('tool approvals', () => {
     expect(path).toHaveLength(3);
     expect(eventsOf(events, 'approval_resolved')[0]?.data).toMatchObject({ decision: 'approved' });
     expect(toolResults(outerModel.calls, 1)[0]?.content).toBe('Emailed.');
+  });
+  it('leaves no timer behind when an observer approves while the request is announced', async () => {
+    const { agent, execute } = emailAgent();
+    let run: ReturnType<typeof agent.createRun> | undefined;
+    const approver: TelemetryV1 = {
+      specificationVersion: 'telemetry-v1',
+      name: 'approver',
+      startRun: () => ({
+        onEvent: (event) => {
+          if (event.type === 'approval_requested') run?.approve(event.data.approvalId);
+        },
+      }),
+    };
+    run = agent.createRun('Email Ana.', { runtime: createRuntime({ telemetry: approver }) });
+    await run.execute();
+    expect(run.outcome).toBe('completed');
+    expect(execute).toHaveBeenCalledTimes(1);
+    // The afterEach check fails on the approval's timer if answering it synchronously leaked it.
   });
 });
 

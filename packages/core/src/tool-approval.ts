@@ -122,8 +122,10 @@ export class ApprovalRegistry {
       };
       this.#entries.set(approvalId, { pending, settle });
       this.#snapshot = undefined;
-      this.#emit('approval_requested', pending);
+      // The timer first: a listener may answer synchronously while the request is emitted.
       timer = setTimeout(() => settle({ decision: 'timed_out' }), init.timeoutMs);
+      this.#emit('approval_requested', pending);
+      if (!this.#entries.has(approvalId)) return;
       for (const signal of [init.runSignal, init.signal]) {
         if (signal !== undefined)
           unsubscribes.push(subscribeToAbort(signal, () => settle({ decision: 'cancelled' })));

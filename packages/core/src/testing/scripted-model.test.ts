@@ -64,13 +64,3 @@ describe('MockModel', () => {
     expect(model.calls).toHaveLength(2);
   });
 });
-
-describe('newOpenHandles', () => {
-  it('reports a timer left running', async () => {
-    const before = countOpenHandles();
-    const timer = setTimeout(() => {}, 10_000);
-    expect(await newOpenHandles(before)).toEqual(['Timeout']);
-    clearTimeout(timer);
-    expect(await newOpenHandles(before)).toEqual([]);
-  });
-});
