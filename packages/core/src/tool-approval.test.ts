@@ -338,6 +338,7 @@ describe('tool approvals', () => {
         onEvent: (event) => {
           if (event.type === 'approval_requested') run?.approve(event.data.approvalId);
         },
+        runInScope: (_scope, work) => work(),
       }),
     };
     run = agent.createRun('Email Ana.', { runtime: createRuntime({ telemetry: approver }) });
