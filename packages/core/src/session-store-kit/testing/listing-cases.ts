@@ -3,7 +3,7 @@ import { ConfigurationError } from '../../configuration-error.js';
 import { SessionBusyError } from '../../session-errors.js';
 import { actor, type ConformanceStores, message, write } from './conformance-stores.js';
 
-/** Listing a page at a time, deleting a session, and pruning old ones. */
+/** Listing an actor's sessions a page at a time, and refusing a malformed request. */
 export function listingCases(stores: ConformanceStores): void {
   const { make, openSession } = stores;
   it('lists newest first, a page at a time, with a cursor', async () => {
@@ -51,7 +51,11 @@ export function listingCases(stores: ConformanceStores): void {
       expect(ConfigurationError.isInstance(error), JSON.stringify(request).slice(0, 60)).toBe(true);
     }
   });
+}
 
+/** Deleting a session with all it holds, once no run holds it, and pruning the old ones no run holds. */
+export function removalCases(stores: ConformanceStores): void {
+  const { make, openSession } = stores;
   it('deletes a session with everything it holds; the id then opens as new', async () => {
     const store = await make();
     const session = await openSession(store, 'doomed');

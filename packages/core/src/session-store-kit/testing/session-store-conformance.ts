@@ -2,7 +2,7 @@ import { afterEach, describe } from 'vitest';
 import type { SessionLimits, SessionStoreV1 } from '../../session-store.js';
 import { actor, type ConformanceStores } from './conformance-stores.js';
 import { sessionHistoryCases, storedAsWrittenCases } from './history-cases.js';
-import { listingCases } from './listing-cases.js';
+import { listingCases, removalCases } from './listing-cases.js';
 import { closingCases, lockCases, sharedStorageCases } from './lock-cases.js';
 import { idAndActorCases, ownerCases } from './owner-cases.js';
 import { pausedRunIntegrityCases, pausedRunSessionCases, pausedRunWriteCases } from './paused-run-cases.js';
@@ -67,7 +67,10 @@ export function describeSessionStoreConformance(
     describe('owners', () => ownerCases(stores));
     describe('ids and actors', () => idAndActorCases(stores));
     describe('one run at a time', () => lockCases(stores));
-    describe('list, delete and prune', () => listingCases(stores));
+    describe('list, delete and prune', () => {
+      listingCases(stores);
+      removalCases(stores);
+    });
     describe('closing', () => closingCases(stores));
     describe(`shared storage${stores.siblingSkip}`, () => sharedStorageCases(stores));
   });
