@@ -136,12 +136,7 @@ export class RunTracer implements RunTelemetry {
         this.#startModelTurn(event.data, detail.request);
         break;
       case 'model_retry':
-        this.#modelTurn?.span.addEvent(modelRetryEventName, {
-          [ghostAttributes.retryAttempt]: event.data.attempt,
-          [ghostAttributes.retryDelayMs]: event.data.delayMs,
-          [genAIAttributes.errorType]: errorType(event.data.error),
-          [genAIAttributes.errorMessage]: event.data.error.message,
-        });
+        this.#noteModelRetry(event.data);
         break;
       case 'text_delta':
       case 'tool_call_start':
@@ -152,20 +147,11 @@ export class RunTracer implements RunTelemetry {
         if (this.#captureContent && this.#modelTurn) this.#modelTurn.reasoning += event.data.text;
         break;
       case 'tool_call_stop':
-        if (this.#captureContent && this.#modelTurn) {
-          const { toolCallId, toolName } = event.data;
-          this.#modelTurn.toolCalls.push({ id: toolCallId, name: toolName, arguments: event.data.arguments });
-        }
+        this.#noteModelToolCall(event.data);
         break;
-      case 'usage': {
-        const turn = this.#modelTurn;
-        if (turn) turn.usage = turn.usage === undefined ? event.data.usage : turn.usage.add(event.data.usage);
-        if (this.#isNested) {
-          this.#nestedUsage =
-            this.#nestedUsage === undefined ? event.data.usage : this.#nestedUsage.add(event.data.usage);
-        }
+      case 'usage':
+        this.#addUsage(event.data.usage);
         break;
-      }
       case 'model_stop':
         this.#stopModelTurn(event.data);
         break;
@@ -214,27 +200,11 @@ export class RunTracer implements RunTelemetry {
         this.#endRun(event.data.outcome, event.data.error, event.data.usage);
         break;
       case 'run_suspend':
-        this.#agentSpan.addEvent(runSuspendedEventName, {
-          [ghostAttributes.pauseId]: event.data.pauseId,
-          [ghostAttributes.approvalIds]: event.data.pendingApprovals.map((pending) => pending.approvalId),
-        });
-        this.#endRun('suspended', undefined, event.data.usage);
+        this.#suspendRun(event.data);
         break;
-      case 'run_resume': {
-        const resumed = {
-          [ghostAttributes.resumedFromRunId]: event.data.pausedRunId,
-          [ghostAttributes.firstRunId]: event.data.firstRunId,
-          [ghostAttributes.pauseId]: event.data.pauseId,
-        };
-        this.#agentSpan.setAttributes(resumed);
-        const link = resumedFromLink(detail.pausedContext);
-        if (link !== undefined) this.#agentSpan.addLink(link);
-        this.#agentSpan.addEvent(runResumedEventName, {
-          ...resumed,
-          [ghostAttributes.approvalIds]: [...event.data.decided],
-        });
+      case 'run_resume':
+        this.#noteResume(event.data, detail.pausedContext);
         break;
-      }
       default:
         break;
     }
@@ -298,6 +268,32 @@ export class RunTracer implements RunTelemetry {
       reasoning: '',
       toolCalls: [],
     };
+  }
+
+  #noteModelRetry(data: EventData<'model_retry'>): void {
+    this.#modelTurn?.span.addEvent(modelRetryEventName, {
+      [ghostAttributes.retryAttempt]: data.attempt,
+      [ghostAttributes.retryDelayMs]: data.delayMs,
+      [genAIAttributes.errorType]: errorType(data.error),
+      [genAIAttributes.errorMessage]: data.error.message,
+    });
+  }
+
+  /** A tool call the model asked for, kept for the turn's output messages when content is captured. */
+  #noteModelToolCall(data: EventData<'tool_call_stop'>): void {
+    if (this.#captureContent && this.#modelTurn) {
+      const { toolCallId, toolName } = data;
+      this.#modelTurn.toolCalls.push({ id: toolCallId, name: toolName, arguments: data.arguments });
+    }
+  }
+
+  /** Adds `usage` to the streaming turn's, and to a nested agent's total. */
+  #addUsage(usage: Usage): void {
+    const turn = this.#modelTurn;
+    if (turn) turn.usage = turn.usage === undefined ? usage : turn.usage.add(usage);
+    if (this.#isNested) {
+      this.#nestedUsage = this.#nestedUsage === undefined ? usage : this.#nestedUsage.add(usage);
+    }
   }
 
   #noteChunk(): void {
@@ -458,6 +454,30 @@ export class RunTracer implements RunTelemetry {
         });
       }
     }
+  }
+
+  #suspendRun(data: EventData<'run_suspend'>): void {
+    this.#agentSpan.addEvent(runSuspendedEventName, {
+      [ghostAttributes.pauseId]: data.pauseId,
+      [ghostAttributes.approvalIds]: data.pendingApprovals.map((pending) => pending.approvalId),
+    });
+    this.#endRun('suspended', undefined, data.usage);
+  }
+
+  /** Marks a run that resumes a paused one, linking its span to the paused run's. */
+  #noteResume(data: EventData<'run_resume'>, pausedContext: TelemetryEventDetail['pausedContext']): void {
+    const resumed = {
+      [ghostAttributes.resumedFromRunId]: data.pausedRunId,
+      [ghostAttributes.firstRunId]: data.firstRunId,
+      [ghostAttributes.pauseId]: data.pauseId,
+    };
+    this.#agentSpan.setAttributes(resumed);
+    const link = resumedFromLink(pausedContext);
+    if (link !== undefined) this.#agentSpan.addLink(link);
+    this.#agentSpan.addEvent(runResumedEventName, {
+      ...resumed,
+      [ghostAttributes.approvalIds]: [...data.decided],
+    });
   }
 
   #endRun(outcome: string, error: ErrorSummary | undefined, usage: Usage | undefined): void {

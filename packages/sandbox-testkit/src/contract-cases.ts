@@ -49,8 +49,11 @@ const exitAfterKillMilliseconds = 5_000;
 
 /** The cases every available backend must pass: the `SandboxBackendV1` contract itself. */
 export function contractCases(context: SuiteContext): ConformanceCase[] {
-  const { backendName, capabilities } = context;
-  const undeclaredLimits = limitsByCapability.filter(([, capability]) => !capabilities[capability]);
+  return [...spawnCases(context.capabilities), ...streamCases(), ...endingCases(), ...refusalCases(context)];
+}
+
+/** A sandbox-v1 backend runs the command with exactly its arguments, environment and directory. */
+function spawnCases(capabilities: SandboxCapabilities): ConformanceCase[] {
   return [
     {
       title: 'is a sandbox-v1 backend that reports every capability as a boolean',
@@ -89,6 +92,12 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         expect(run.exit).toEqual({ code: 0, signal: null });
       },
     },
+  ];
+}
+
+/** What flows between parent and process: the fd 3 channels, and stdout and stderr, bounded. */
+function streamCases(): ConformanceCase[] {
+  return [
     {
       title: 'carries frames both ways on fd 3, the protocol channel',
       run: async (harness) => {
@@ -147,6 +156,12 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         expect(stderr.text).toMatch(/^e+$/);
       },
     },
+  ];
+}
+
+/** How a process ends: its exit as reported, kill(), close(), an aborted signal, wallSeconds. */
+function endingCases(): ConformanceCase[] {
+  return [
     {
       title: 'reports the exit code, or the signal that ended the process',
       run: async (harness) => {
@@ -236,6 +251,14 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         if (exit?.limitExceeded !== undefined) expect(exit.limitExceeded).toBe('wallSeconds');
       },
     },
+  ];
+}
+
+/** What a backend refuses to spawn: a malformed spec, and any isolation or limit it cannot enforce. */
+function refusalCases(context: SuiteContext): ConformanceCase[] {
+  const { backendName, capabilities } = context;
+  const undeclaredLimits = limitsByCapability.filter(([, capability]) => !capabilities[capability]);
+  return [
     {
       title: 'rejects a relative command with a ConfigurationError',
       run: async (harness) => {

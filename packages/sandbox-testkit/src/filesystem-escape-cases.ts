@@ -60,44 +60,7 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
         expect(run.stdout).not.toContain(secret.content);
       },
     }),
-    platform === 'linux'
-      ? escapeCase({
-          title: "the parent's /proc/<pid>/environ cannot be read",
-          needs: ['filesystemIsolation'],
-          run: async (harness) => {
-            const path = `/proc/${process.pid}/environ`;
-            const hostView = await readFile(path, 'latin1');
-            const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
-            // Inside a PID namespace the same number is another process, or none: never this one.
-            const attempt = report[path];
-            expect(
-              attempt?.isAllowed && attempt.value === hostView,
-              'the probe read the parent environment',
-            ).toBe(false);
-          },
-        })
-      : escapeCase({
-          // No /proc: another process's environment is read through the kernel's process
-          // information, which is what ps -E does.
-          title:
-            "the parent's environment cannot be read with ps -E (another process's arguments and environment)",
-          needs: ['filesystemIsolation'],
-          run: async (harness) => {
-            const hostView = await listProcessEnvironment(process.pid);
-            const entries = environmentEntriesIn(hostView, process.env);
-            expect(entries, "the host's own ps shows the parent's environment (the control)").not.toEqual([]);
-            const run = await harness.runNode(
-              listProcessEnvironmentProbe(psPath, environmentListingArguments(platform, process.pid)),
-              {
-                subprocesses: 'allow',
-                runtimePaths: [harness.nodePath, harness.probeDirectory, psPath],
-              },
-            );
-            const { listing } = harness.report<{ listing: Attempt<string> }>(run);
-            const seen = listing.isAllowed ? environmentEntriesIn(listing.value, process.env) : [];
-            expect(seen, "the parent's environment entries ps showed inside").toEqual([]);
-          },
-        }),
+    parentEnvironmentCase(platform),
     escapeCase({
       title:
         'writes outside the workspace leave nothing on the host (a host temp dir, /etc, /, the home directory)',
@@ -141,4 +104,49 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
       },
     }),
   ];
+}
+
+/**
+ * The parent's environment is out of reach: through /proc on Linux, through the kernel's process
+ * information (what `ps -E` reads) on a `platform` without /proc.
+ */
+function parentEnvironmentCase(platform: NodeJS.Platform): ConformanceCase {
+  return platform === 'linux'
+    ? escapeCase({
+        title: "the parent's /proc/<pid>/environ cannot be read",
+        needs: ['filesystemIsolation'],
+        run: async (harness) => {
+          const path = `/proc/${process.pid}/environ`;
+          const hostView = await readFile(path, 'latin1');
+          const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
+          // Inside a PID namespace the same number is another process, or none: never this one.
+          const attempt = report[path];
+          expect(
+            attempt?.isAllowed && attempt.value === hostView,
+            'the probe read the parent environment',
+          ).toBe(false);
+        },
+      })
+    : escapeCase({
+        // No /proc: another process's environment is read through the kernel's process
+        // information, which is what ps -E does.
+        title:
+          "the parent's environment cannot be read with ps -E (another process's arguments and environment)",
+        needs: ['filesystemIsolation'],
+        run: async (harness) => {
+          const hostView = await listProcessEnvironment(process.pid);
+          const entries = environmentEntriesIn(hostView, process.env);
+          expect(entries, "the host's own ps shows the parent's environment (the control)").not.toEqual([]);
+          const run = await harness.runNode(
+            listProcessEnvironmentProbe(psPath, environmentListingArguments(platform, process.pid)),
+            {
+              subprocesses: 'allow',
+              runtimePaths: [harness.nodePath, harness.probeDirectory, psPath],
+            },
+          );
+          const { listing } = harness.report<{ listing: Attempt<string> }>(run);
+          const seen = listing.isAllowed ? environmentEntriesIn(listing.value, process.env) : [];
+          expect(seen, "the parent's environment entries ps showed inside").toEqual([]);
+        },
+      });
 }

@@ -16,10 +16,15 @@ import {
   sessionListCursor,
 } from '@ghost/core/session-store';
 import pg from 'pg';
-import { OpenedPostgresSession, type OpenedSessionRow } from './opened-postgres-session.js';
-import { PostgresDatabase, storeName } from './postgres-database.js';
-import { ghostTables, migrateGhostTables } from './postgres-migrations.js';
 import {
+  OpenedPostgresSession,
+  type OpenedSessionContext,
+  type OpenedSessionRow,
+} from './opened-postgres-session.js';
+import { PostgresDatabase, storeName, type TextRow } from './postgres-database.js';
+import { type GhostTables, ghostTables, migrateGhostTables } from './postgres-migrations.js';
+import {
+  type CheckedPostgresStoreOptions,
   checkPostgresConnection,
   checkPostgresStoreOptions,
   type PostgresSessionConnection,
@@ -77,55 +82,202 @@ export function postgresSessionStore(
     'pool' in checkedConnection
       ? new PostgresDatabase(checkedConnection.pool, false)
       : new PostgresDatabase(ownPool(checkedConnection), true);
-  const tables = ghostTables(checked.schema);
-  const held = new Set<OpenedPostgresSession>();
-  const presence: StorePresence = new StorePresence(database, {
-    onRelease: (payload) => leases.wake(payload),
-    onConnected: (key): Promise<void> =>
-      leases.adopt(
-        [...held].map((session) => session.holder),
-        key,
-      ),
+  const store = new PostgresSessionStore(database, checked, limits);
+  return defineSessionStore({
+    kind: 'session-store' as const,
+    specificationVersion: 'session-store-v1' as const,
+    name: storeName,
+    limits,
+    open: (request: SessionOpenRequest) => store.open(request),
+    list: (request: SessionListRequest) => store.list(request),
+    delete: (request: SessionDeleteRequest) => store.delete(request),
+    prune: (request: SessionPruneRequest) => store.prune(request),
+    close: () => store.close(),
   });
-  const leases: SessionLeases = new SessionLeases(database, tables, presence, checked.leaseMs);
-  let ready: Promise<void> | undefined;
-  let isClosed = false;
-  let closing: Promise<void> | undefined;
+}
 
-  const throwIfClosed = () => {
-    if (isClosed) {
+type SessionDeleteRequest = Parameters<SessionStoreV1['delete']>[0];
+type SessionPruneRequest = Parameters<SessionStoreV1['prune']>[0];
+
+/** The state of one {@link postgresSessionStore} and its operations, one method each. */
+class PostgresSessionStore {
+  readonly #database: PostgresDatabase;
+  readonly #tables: GhostTables;
+  readonly #held = new Set<OpenedPostgresSession>();
+  readonly #presence: StorePresence;
+  readonly #leases: SessionLeases;
+  readonly #openedContext: OpenedSessionContext;
+  #ready: Promise<void> | undefined;
+  #isClosed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(database: PostgresDatabase, checked: CheckedPostgresStoreOptions, limits: SessionLimits) {
+    this.#database = database;
+    this.#tables = ghostTables(checked.schema);
+    this.#presence = new StorePresence(database, {
+      onRelease: (payload) => this.#leases.wake(payload),
+      onConnected: (key): Promise<void> =>
+        this.#leases.adopt(
+          [...this.#held].map((session) => session.holder),
+          key,
+        ),
+    });
+    this.#leases = new SessionLeases(database, this.#tables, this.#presence, checked.leaseMs);
+    this.#openedContext = {
+      database,
+      tables: this.#tables,
+      leases: this.#leases,
+      limits,
+      isStoreClosed: () => this.#isClosed,
+      onRelease: (session: OpenedPostgresSession) => this.#held.delete(session),
+    };
+  }
+
+  async open(request: SessionOpenRequest): Promise<OpenedPostgresSession> {
+    this.#throwIfClosed();
+    const { id, actor, lockTimeoutMs, signal } = checkSessionOpenRequest(request);
+    signal?.throwIfAborted();
+    await this.#prepare();
+    await this.#presence.ensure();
+    // Refused before waiting, so a refused actor learns nothing of the lock.
+    const owner = await this.#ownerOf(id);
+    if (owner !== undefined && owner !== actor) throw new SessionAccessError();
+    const holder = randomUUID();
+    await this.#leases.acquire({ sessionId: id, holder, lockTimeoutMs, signal });
+    try {
+      this.#throwIfClosed();
+      // Read after taking the lock: another actor may have created the session meanwhile.
+      const row = await this.#readSessionRow(id, actor);
+      const session = new OpenedPostgresSession(this.#openedContext, { id, actor, holder }, row);
+      this.#held.add(session);
+      return session;
+    } catch (error) {
+      await this.#leases.release(id, holder).catch(() => {});
+      throw error;
+    }
+  }
+
+  async list(request: SessionListRequest): Promise<SessionPage> {
+    this.#throwIfClosed();
+    const { actor, limit, after } = checkSessionListRequest(request);
+    await this.#prepare();
+    const { rows } = await this.#database.run(
+      `SELECT sequence, id, message_count, byte_count, pause IS NOT NULL AS has_paused_run,
+              (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+              (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
+       FROM ${this.#tables.sessions}
+       WHERE actor = $1 AND ($2::bigint IS NULL OR sequence < $2)
+       ORDER BY sequence DESC
+       LIMIT $3`,
+      [actor, after ?? null, limit + 1],
+      'listing sessions',
+    );
+    return sessionPage(rows, actor, limit);
+  }
+
+  async delete(request: SessionDeleteRequest): Promise<boolean> {
+    this.#throwIfClosed();
+    const { id, actor, lockTimeoutMs } = checkSessionDeleteRequest(request);
+    await this.#prepare();
+    if ((await this.#ownerOf(id)) !== actor) return false;
+    await this.#presence.ensure();
+    const holder = randomUUID();
+    await this.#leases.acquire({ sessionId: id, holder, lockTimeoutMs });
+    try {
+      return await this.#database.transaction('deleting the session', id, async (statements) => {
+        if (!(await this.#leases.fence(statements, id, holder))) {
+          throw new SessionBusyError(
+            `Session '${id}' of store '${storeName}' was taken by another run before it could be deleted. Nothing was deleted; try again.`,
+            { store: storeName, sessionId: id, reason: 'lock-lost' },
+          );
+        }
+        const deleted = await statements.run(
+          `DELETE FROM ${this.#tables.sessions} WHERE id = $1 AND actor = $2`,
+          [id, actor],
+        );
+        return deleted.rowCount > 0;
+      });
+    } finally {
+      await this.#leases.release(id, holder).catch(() => {});
+    }
+  }
+
+  async prune(request: SessionPruneRequest): Promise<number> {
+    this.#throwIfClosed();
+    const cutoff = checkSessionPruneRequest(request);
+    await this.#prepare();
+    let pruned = 0;
+    let after = '0';
+    for (;;) {
+      const { rows } = await this.#database.run(
+        `SELECT sequence, id FROM ${this.#tables.sessions}
+         WHERE updated_at < $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
+        [cutoff, after, pruneBatch],
+        'pruning sessions',
+      );
+      const last = rows.at(-1);
+      if (last?.sequence === undefined || last.sequence === null) break;
+      after = last.sequence;
+      pruned += await this.#pruneUnheld(
+        rows.map((row) => row.id),
+        cutoff,
+      );
+    }
+    // Leases left by holders that died (expired), and before the cutoff, for sessions never written.
+    await this.#database.run(
+      `DELETE FROM ${this.#tables.locks} WHERE expires_at < least($1::timestamptz, now())`,
+      [cutoff],
+      'pruning sessions',
+    );
+    return pruned;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#closeNow();
+    return this.#closing;
+  }
+
+  async #closeNow(): Promise<void> {
+    this.#isClosed = true;
+    for (const session of [...this.#held]) await session.release();
+    await this.#presence.close();
+    if (this.#database.isPoolOwned) await this.#database.pool.end().catch(() => {});
+  }
+
+  #throwIfClosed(): void {
+    if (this.#isClosed) {
       throw new SessionStoreError(
         `Session store '${storeName}' is closed; create a new one with postgresSessionStore().`,
         { store: storeName, reason: 'closed' },
       );
     }
-  };
+  }
 
   /** Migrates once per store; a failure (the server down, a newer schema) is tried again next call. */
-  const prepare = () => {
-    ready ??= migrateGhostTables(database, tables).catch((error: unknown) => {
-      ready = undefined;
+  #prepare(): Promise<void> {
+    this.#ready ??= migrateGhostTables(this.#database, this.#tables).catch((error: unknown) => {
+      this.#ready = undefined;
       throw error;
     });
-    return ready;
-  };
+    return this.#ready;
+  }
 
-  const ownerOf = async (id: string): Promise<string | undefined> => {
-    const { rows } = await database.run(
-      `SELECT actor FROM ${tables.sessions} WHERE id = $1`,
+  async #ownerOf(id: string): Promise<string | undefined> {
+    const { rows } = await this.#database.run(
+      `SELECT actor FROM ${this.#tables.sessions} WHERE id = $1`,
       [id],
       'reading the session',
       id,
     );
     return rows[0]?.actor ?? undefined;
-  };
+  }
 
-  const readSessionRow = async (id: string, actor: string): Promise<OpenedSessionRow> => {
-    const { rows } = await database.run(
+  async #readSessionRow(id: string, actor: string): Promise<OpenedSessionRow> {
+    const { rows } = await this.#database.run(
       `SELECT s.sequence, s.actor, s.state, s.message_count, s.byte_count, s.pause,
-              (SELECT m.position FROM ${tables.messages} m
+              (SELECT m.position FROM ${this.#tables.messages} m
                WHERE m.session_sequence = s.sequence ORDER BY m.position DESC LIMIT 1) AS last_position
-       FROM ${tables.sessions} s WHERE s.id = $1`,
+       FROM ${this.#tables.sessions} s WHERE s.id = $1`,
       [id],
       'opening the session',
       id,
@@ -150,175 +302,54 @@ export function postgresSessionStore(
       byteCount: readCount(row.byte_count, 'byte count', id),
       pause: row.pause ?? undefined,
     };
-  };
+  }
 
-  const context = {
-    database,
-    tables,
-    leases,
-    limits,
-    isStoreClosed: () => isClosed,
-    onRelease: (session: OpenedPostgresSession) => held.delete(session),
-  };
-
-  const open = async (request: SessionOpenRequest) => {
-    throwIfClosed();
-    const { id, actor, lockTimeoutMs, signal } = checkSessionOpenRequest(request);
-    signal?.throwIfAborted();
-    await prepare();
-    await presence.ensure();
-    // Refused before waiting, so a refused actor learns nothing of the lock.
-    const owner = await ownerOf(id);
-    if (owner !== undefined && owner !== actor) throw new SessionAccessError();
+  /**
+   * Takes the lease of every candidate no run holds (a lease this transaction holds until it
+   * ends), deletes those still older than the cutoff, and drops the leases, all at once.
+   */
+  #pruneUnheld(ids: readonly (string | null | undefined)[], cutoff: Date): Promise<number> {
     const holder = randomUUID();
-    await leases.acquire({ sessionId: id, holder, lockTimeoutMs, signal });
-    try {
-      throwIfClosed();
-      // Read after taking the lock: another actor may have created the session meanwhile.
-      const row = await readSessionRow(id, actor);
-      const session = new OpenedPostgresSession(context, { id, actor, holder }, row);
-      held.add(session);
-      return session;
-    } catch (error) {
-      await leases.release(id, holder).catch(() => {});
-      throw error;
-    }
-  };
-
-  const list = async (request: SessionListRequest): Promise<SessionPage> => {
-    throwIfClosed();
-    const { actor, limit, after } = checkSessionListRequest(request);
-    await prepare();
-    const { rows } = await database.run(
-      `SELECT sequence, id, message_count, byte_count, pause IS NOT NULL AS has_paused_run,
-              (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
-              (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
-       FROM ${tables.sessions}
-       WHERE actor = $1 AND ($2::bigint IS NULL OR sequence < $2)
-       ORDER BY sequence DESC
-       LIMIT $3`,
-      [actor, after ?? null, limit + 1],
-      'listing sessions',
-    );
-    const page = rows.slice(0, limit).map((row) => {
-      const id = row.id ?? '';
-      return {
-        sequence: readCount(row.sequence, 'number', id),
-        summary: {
-          id,
-          actor,
-          messageCount: readCount(row.message_count, 'message count', id),
-          byteCount: readCount(row.byte_count, 'byte count', id),
-          hasPausedRun: row.has_paused_run === 't',
-          createdAt: readTime(row.created_ms, 'creation time', id),
-          updatedAt: readTime(row.updated_ms, 'update time', id),
-        },
-      };
-    });
-    const last = page.at(-1);
-    return {
-      sessions: page.map((entry) => entry.summary),
-      ...(rows.length > limit && last !== undefined ? { nextCursor: sessionListCursor(last.sequence) } : {}),
-    };
-  };
-
-  const remove = async (request: {
-    readonly id: string;
-    readonly actor: string;
-    readonly lockTimeoutMs?: number;
-  }): Promise<boolean> => {
-    throwIfClosed();
-    const { id, actor, lockTimeoutMs } = checkSessionDeleteRequest(request);
-    await prepare();
-    if ((await ownerOf(id)) !== actor) return false;
-    await presence.ensure();
-    const holder = randomUUID();
-    await leases.acquire({ sessionId: id, holder, lockTimeoutMs });
-    try {
-      return await database.transaction('deleting the session', id, async (statements) => {
-        if (!(await leases.fence(statements, id, holder))) {
-          throw new SessionBusyError(
-            `Session '${id}' of store '${storeName}' was taken by another run before it could be deleted. Nothing was deleted; try again.`,
-            { store: storeName, sessionId: id, reason: 'lock-lost' },
-          );
-        }
-        const deleted = await statements.run(`DELETE FROM ${tables.sessions} WHERE id = $1 AND actor = $2`, [
-          id,
-          actor,
-        ]);
-        return deleted.rowCount > 0;
-      });
-    } finally {
-      await leases.release(id, holder).catch(() => {});
-    }
-  };
-
-  const prune = async (request: { readonly olderThan: Date }): Promise<number> => {
-    throwIfClosed();
-    const cutoff = checkSessionPruneRequest(request);
-    await prepare();
-    let pruned = 0;
-    let after = '0';
-    for (;;) {
-      const { rows } = await database.run(
-        `SELECT sequence, id FROM ${tables.sessions}
-         WHERE updated_at < $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
-        [cutoff, after, pruneBatch],
-        'pruning sessions',
+    return this.#database.transaction('pruning sessions', undefined, async (statements) => {
+      const taken = await statements.run(
+        `INSERT INTO ${this.#tables.locks} AS held (session_id, holder, presence, expires_at)
+         SELECT id, $2, NULL, now() + interval '1 minute' FROM unnest($1::text[]) AS candidate(id)
+         ON CONFLICT (session_id) DO UPDATE
+           SET holder = excluded.holder, presence = NULL, expires_at = excluded.expires_at
+           WHERE held.expires_at <= now()
+         RETURNING session_id`,
+        [ids, holder],
       );
-      const last = rows.at(-1);
-      if (last?.sequence === undefined || last.sequence === null) break;
-      after = last.sequence;
-      const ids = rows.map((row) => row.id);
-      const holder = randomUUID();
-      // Takes the lease of every candidate no run holds (a lease this transaction holds until it
-      // ends), deletes those still older than the cutoff, and drops the leases, all at once.
-      pruned += await database.transaction('pruning sessions', undefined, async (statements) => {
-        const taken = await statements.run(
-          `INSERT INTO ${tables.locks} AS held (session_id, holder, presence, expires_at)
-           SELECT id, $2, NULL, now() + interval '1 minute' FROM unnest($1::text[]) AS candidate(id)
-           ON CONFLICT (session_id) DO UPDATE
-             SET holder = excluded.holder, presence = NULL, expires_at = excluded.expires_at
-             WHERE held.expires_at <= now()
-           RETURNING session_id`,
-          [ids, holder],
-        );
-        const deleted = await statements.run(
-          `DELETE FROM ${tables.sessions} WHERE id = ANY($1::text[]) AND updated_at < $2`,
-          [taken.rows.map((row) => row.session_id), cutoff],
-        );
-        await statements.run(`DELETE FROM ${tables.locks} WHERE holder = $1`, [holder]);
-        return deleted.rowCount;
-      });
-    }
-    // Leases left by holders that died (expired), and before the cutoff, for sessions never written.
-    await database.run(
-      `DELETE FROM ${tables.locks} WHERE expires_at < least($1::timestamptz, now())`,
-      [cutoff],
-      'pruning sessions',
-    );
-    return pruned;
-  };
+      const deleted = await statements.run(
+        `DELETE FROM ${this.#tables.sessions} WHERE id = ANY($1::text[]) AND updated_at < $2`,
+        [taken.rows.map((row) => row.session_id), cutoff],
+      );
+      await statements.run(`DELETE FROM ${this.#tables.locks} WHERE holder = $1`, [holder]);
+      return deleted.rowCount;
+    });
+  }
+}
 
-  const closeStore = async () => {
-    isClosed = true;
-    for (const session of [...held]) await session.release();
-    await presence.close();
-    if (database.isPoolOwned) await database.pool.end().catch(() => {});
-  };
-
-  return defineSessionStore({
-    kind: 'session-store' as const,
-    specificationVersion: 'session-store-v1' as const,
-    name: storeName,
-    limits,
-    open,
-    list,
-    delete: remove,
-    prune,
-    close: () => {
-      closing ??= closeStore();
-      return closing;
-    },
+/** One page of `list` from its rows, read one past `limit` to know whether another page follows. */
+function sessionPage(rows: readonly TextRow[], actor: string, limit: number): SessionPage {
+  const page = rows.slice(0, limit).map((row) => {
+    const id = row.id ?? '';
+    return {
+      sequence: readCount(row.sequence, 'number', id),
+      summary: {
+        id,
+        actor,
+        messageCount: readCount(row.message_count, 'message count', id),
+        byteCount: readCount(row.byte_count, 'byte count', id),
+        hasPausedRun: row.has_paused_run === 't',
+        createdAt: readTime(row.created_ms, 'creation time', id),
+        updatedAt: readTime(row.updated_ms, 'update time', id),
+      },
+    };
   });
+  const last = page.at(-1);
+  return {
+    sessions: page.map((entry) => entry.summary),
+    ...(rows.length > limit && last !== undefined ? { nextCursor: sessionListCursor(last.sequence) } : {}),
+  };
 }

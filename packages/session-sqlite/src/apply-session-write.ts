@@ -4,6 +4,7 @@ import {
   SessionConflictError,
   type SessionLimits,
   type SessionWrite,
+  type SessionWritePlan,
   type SessionWriteResult,
 } from '@ghost/core/session-store';
 import type { Transaction } from '@libsql/client';
@@ -64,6 +65,34 @@ export async function applySessionWrite(
 ): Promise<AppliedSessionWrite> {
   const { sessionId, owner } = writer;
   const now = Date.now();
+  await refuseLostLease(transaction, sessionId, owner);
+  const session = await readCheckedSession(transaction, sessionId);
+  const current = { messageCount: session?.messageCount ?? 0, byteCount: session?.byteCount ?? 0 };
+  if (session !== undefined && (await isAlreadyApplied(transaction, session.sequence, write, sessionId))) {
+    return { status: 'already-applied', ...current, sequence: session.sequence };
+  }
+  const from = write.replaceFrom?.position ?? current.messageCount;
+  const removed = await replacedTail(transaction, session, write, current.messageCount, sessionId);
+  const plan = planSessionWrite(
+    writer.limits,
+    current,
+    {
+      removedCount: removed.count,
+      removedBytes: removed.bytes,
+      messages: write.messages,
+      state: write.state,
+      pause: write.pause,
+    },
+    sessionId,
+  );
+  const sequence = session?.sequence ?? (await createSession(transaction, writer, now));
+  await storeWrite(transaction, { sequence, from, removedCount: removed.count, write, plan, now });
+  await renewLease(transaction, sessionId, owner, now + writer.leaseMs);
+  return { status: 'applied', messageCount: plan.messageCount, byteCount: plan.byteCount, sequence };
+}
+
+/** Throws `SessionBusyError` (`reason: 'lock-lost'`) unless `owner` holds the lease of `sessionId`. */
+async function refuseLostLease(transaction: Transaction, sessionId: string, owner: string): Promise<void> {
   const holder = await transaction.execute({
     sql: 'SELECT owner FROM ghost_session_leases WHERE session_id = ?',
     args: [sessionId],
@@ -74,69 +103,101 @@ export async function applySessionWrite(
       { store: 'sqlite', sessionId, reason: 'lock-lost' },
     );
   }
-  const session = await readCheckedSession(transaction, sessionId);
-  const current = { messageCount: session?.messageCount ?? 0, byteCount: session?.byteCount ?? 0 };
-  if (session !== undefined) {
-    const applied = await transaction.execute({
-      sql: 'SELECT digest FROM ghost_session_operations WHERE session = ? AND operation_id = ?',
-      args: [session.sequence, write.operationId],
-    });
-    const digest = applied.rows[0]?.digest;
-    if (digest !== undefined) {
-      if (digest !== write.digest) {
-        throw new SessionConflictError(
-          `Operation '${write.operationId}' was already applied to this session with other content, so this write was refused. Give each distinct write its own operation id.`,
-          { reason: 'operation-reused', operationId: write.operationId, sessionId },
-        );
-      }
-      return { status: 'already-applied', ...current, sequence: session.sequence };
-    }
+}
+
+/**
+ * Whether the session already applied `write`'s operation id; `SessionConflictError`
+ * (`reason: 'operation-reused'`) when it applied that id with other content.
+ */
+async function isAlreadyApplied(
+  transaction: Transaction,
+  sequence: number,
+  write: SessionWrite,
+  sessionId: string,
+): Promise<boolean> {
+  const applied = await transaction.execute({
+    sql: 'SELECT digest FROM ghost_session_operations WHERE session = ? AND operation_id = ?',
+    args: [sequence, write.operationId],
+  });
+  const digest = applied.rows[0]?.digest;
+  if (digest === undefined) return false;
+  if (digest !== write.digest) {
+    throw new SessionConflictError(
+      `Operation '${write.operationId}' was already applied to this session with other content, so this write was refused. Give each distinct write its own operation id.`,
+      { reason: 'operation-reused', operationId: write.operationId, sessionId },
+    );
   }
-  const from = write.replaceFrom?.position ?? current.messageCount;
-  let removedBytes = 0;
-  let removedCount = 0;
-  if (write.replaceFrom !== undefined) {
-    const { expected } = write.replaceFrom;
-    const tailMoved = () =>
-      new SessionConflictError(
-        'The messages replace() expected at the end of the history are no longer there, so nothing was changed. Read the history again and retry.',
-        { reason: 'tail-moved', operationId: write.operationId, sessionId },
-      );
-    if (!Number.isSafeInteger(from) || from < 0 || from + expected.length !== current.messageCount) {
-      throw tailMoved();
-    }
-    if (session !== undefined && expected.length > 0) {
-      const tail = await transaction.execute({
-        sql: 'SELECT message, bytes FROM ghost_session_messages WHERE session = ? AND position >= ? ORDER BY position',
-        args: [session.sequence, from],
-      });
-      if (tail.rows.length !== expected.length) throw tailMoved();
-      for (const [index, row] of tail.rows.entries()) {
-        if (row.message !== expected[index]) throw tailMoved();
-        const bytes = row.bytes;
-        if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0) {
-          throw corruptRow(sessionId, `the message at position ${from + index} has no byte count`);
-        }
-        removedBytes += bytes;
-      }
-      removedCount = expected.length;
-    }
+  return true;
+}
+
+/**
+ * The stored messages `write.replaceFrom` replaces, counted and measured, after checking they are
+ * exactly the tail it expects (else `SessionConflictError`, `reason: 'tail-moved'`).
+ */
+async function replacedTail(
+  transaction: Transaction,
+  session: SessionRow | undefined,
+  write: SessionWrite,
+  messageCount: number,
+  sessionId: string,
+): Promise<{ readonly count: number; readonly bytes: number }> {
+  if (write.replaceFrom === undefined) return { count: 0, bytes: 0 };
+  const { position: from, expected } = write.replaceFrom;
+  const tailMoved = () =>
+    new SessionConflictError(
+      'The messages replace() expected at the end of the history are no longer there, so nothing was changed. Read the history again and retry.',
+      { reason: 'tail-moved', operationId: write.operationId, sessionId },
+    );
+  if (!Number.isSafeInteger(from) || from < 0 || from + expected.length !== messageCount) {
+    throw tailMoved();
   }
-  const plan = planSessionWrite(
-    writer.limits,
-    current,
-    { removedCount, removedBytes, messages: write.messages, state: write.state, pause: write.pause },
-    sessionId,
-  );
-  let sequence = session?.sequence;
-  if (sequence === undefined) {
-    const created = await transaction.execute({
-      sql: `INSERT INTO ghost_sessions (id, actor, state, message_count, byte_count, created_at, updated_at)
-        VALUES (?, ?, '{}', 0, 0, ?, ?) RETURNING sequence`,
-      args: [sessionId, writer.actor, now, now],
-    });
-    sequence = Number(created.rows[0]?.sequence);
+  if (session === undefined || expected.length === 0) return { count: 0, bytes: 0 };
+  const tail = await transaction.execute({
+    sql: 'SELECT message, bytes FROM ghost_session_messages WHERE session = ? AND position >= ? ORDER BY position',
+    args: [session.sequence, from],
+  });
+  if (tail.rows.length !== expected.length) throw tailMoved();
+  let bytes = 0;
+  for (const [index, row] of tail.rows.entries()) {
+    if (row.message !== expected[index]) throw tailMoved();
+    const rowBytes = row.bytes;
+    if (typeof rowBytes !== 'number' || !Number.isSafeInteger(rowBytes) || rowBytes < 0) {
+      throw corruptRow(sessionId, `the message at position ${from + index} has no byte count`);
+    }
+    bytes += rowBytes;
   }
+  return { count: expected.length, bytes };
+}
+
+/** Creates the row of a session written for the first time; resolves its number. */
+async function createSession(transaction: Transaction, writer: SessionWriter, now: number): Promise<number> {
+  const created = await transaction.execute({
+    sql: `INSERT INTO ghost_sessions (id, actor, state, message_count, byte_count, created_at, updated_at)
+      VALUES (?, ?, '{}', 0, 0, ?, ?) RETURNING sequence`,
+    args: [writer.sessionId, writer.actor, now, now],
+  });
+  return Number(created.rows[0]?.sequence);
+}
+
+/** Writes a checked write: the replaced tail out, the messages in, the operation id, the session row. */
+async function storeWrite(
+  transaction: Transaction,
+  {
+    sequence,
+    from,
+    removedCount,
+    write,
+    plan,
+    now,
+  }: {
+    readonly sequence: number;
+    readonly from: number;
+    readonly removedCount: number;
+    readonly write: SessionWrite;
+    readonly plan: SessionWritePlan;
+    readonly now: number;
+  },
+): Promise<void> {
   if (removedCount > 0) {
     await transaction.execute({
       sql: 'DELETE FROM ghost_session_messages WHERE session = ? AND position >= ?',
@@ -176,6 +237,4 @@ export async function applySessionWrite(
       sequence,
     ],
   });
-  await renewLease(transaction, sessionId, owner, now + writer.leaseMs);
-  return { status: 'applied', messageCount: plan.messageCount, byteCount: plan.byteCount, sequence };
 }

@@ -33,6 +33,7 @@
  * @param {(text: string) => void} writeOutput the engine's only host function, never put on a global
  * @param {string} toolsJson the JSON text of the catalog (`ToolCatalog.toJSON()`)
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the engines evaluate this function alone (see the top), so its steps are nested in it, over builtins captured before the program runs.
 export default function installGuestApi(writeOutput, toolsJson) {
   // biome-ignore lint/suspicious/noRedundantUseStrict: the engines evaluate this function as a script, where it is not redundant.
   'use strict';
