@@ -144,6 +144,7 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
 
     await page.click('#stop');
     await page.waitForSelector('.run-status:has-text("Stopped")');
+    await expect(page.locator('.run-status.error').count()).resolves.toBe(0);
     await expect(
       page.locator('.tool-call', { hasText: 'sales_report' }).getAttribute('data-status'),
     ).resolves.toBe('cancelled');

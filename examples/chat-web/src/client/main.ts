@@ -90,6 +90,8 @@ function subscriberFor(): AgentSubscriber {
       }
     },
     onRunErrorEvent: ({ event }) => {
+      // Stopping is not a failure, though the client reports its own abort as one.
+      if (isStopping) return;
       log.addStatus(`The run failed: ${event.message}${event.code ? ` (${event.code})` : ''}`, true);
     },
     onRunFinalized: () => {
