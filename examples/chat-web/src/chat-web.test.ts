@@ -177,9 +177,12 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
       (activity) => activity.kind === 'tool' && activity.tool === 'refund_order',
     );
     expect(refunds).toEqual([{ kind: 'tool', tool: 'refund_order', status: 'refunded', order: '1042' }]);
+    // The waiting call, then the approved call as it ran.
+    const rows = page.locator('.tool-call', { hasText: 'refund_order' });
     await expect(
-      page.locator('.tool-call', { hasText: 'refund_order' }).last().getAttribute('data-status'),
-    ).resolves.toBe('done');
+      rows.evaluateAll((found) => found.map((row) => row.getAttribute('data-status'))),
+    ).resolves.toEqual(['approved', 'done']);
+    await expect(rows.last().locator('.tool-time').textContent()).resolves.toMatch(/^\d+ ms$/);
   });
 
   it('shows the conversation again after a reload', async () => {

@@ -1,5 +1,12 @@
 /** How a tool call ended, as its row shows it. */
-type ToolCallStatus = 'running' | 'done' | 'error' | 'cancelled' | 'waiting for approval';
+type ToolCallStatus =
+  | 'running'
+  | 'done'
+  | 'error'
+  | 'cancelled'
+  | 'waiting for approval'
+  | 'approved'
+  | 'rejected';
 
 /** One tool call's row: its name, status and, once it ends, how long it took. */
 export interface ToolCallRow {

@@ -121,7 +121,8 @@ function answer(interruptId: string, isApproved: boolean): void {
   if (answers.length < agent.pendingInterrupts.length) return;
   const resume = answers;
   answers = [];
-  for (const row of waitingRows) row.update(isApproved ? 'done' : 'error');
+  // The approved call runs in the next run, which shows it again with its result and timing.
+  for (const row of waitingRows) row.update(isApproved ? 'approved' : 'rejected');
   waitingRows = [];
   // The server holds the thread: a resume sends no messages.
   agent.setMessages([]);
