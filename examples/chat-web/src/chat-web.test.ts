@@ -78,6 +78,14 @@ async function ask(page: Page, text: string): Promise<void> {
   await page.press('#question', 'Enter');
 }
 
+/**
+ * Waits until the page's run has ended. The answer is on screen a moment before: the run still
+ * writes its turn to the session, and leaving the page then would cancel it.
+ */
+async function runEnded(page: Page): Promise<void> {
+  await page.waitForSelector('#stop:disabled');
+}
+
 describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`.trim(), () => {
   const activities: ServerActivity[] = [];
   let folder = '';
@@ -118,6 +126,7 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
     await ask(page, 'Where is order 1042?');
     const answer = 'Order 1042 (teapot, two cups, 59.9) is shipped on 2 December, arriving 5 December.';
     await page.waitForSelector(`.message.assistant:has-text("${answer}")`);
+    await runEnded(page);
 
     await expect(page.textContent('.program code')).resolves.toContain(
       'tools.lookup_order({ order: "1042" })',
@@ -173,6 +182,7 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
     await page.waitForSelector(
       '.message.assistant:has-text("Order 1042 is refunded: 59.9 goes back to the card it was paid with.")',
     );
+    await runEnded(page);
     const refunds = activities.filter(
       (activity) => activity.kind === 'tool' && activity.tool === 'refund_order',
     );
@@ -185,19 +195,42 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
     await expect(rows.last().locator('.tool-time').textContent()).resolves.toMatch(/^\d+ ms$/);
   });
 
+  it('refunds nothing when the person rejects, and the model reads why', async () => {
+    await ask(page, 'Refund order 1043 too.');
+    await page.waitForSelector('.approval:has-text("1043") button.reject');
+    await page.click('.approval:has-text("1043") button.reject');
+    await page.waitForSelector(
+      '.message.assistant:has-text("I did not refund it: The call to refund_order was rejected by a person")',
+    );
+    await runEnded(page);
+    const refunds = activities.filter(
+      (activity) => activity.kind === 'tool' && activity.tool === 'refund_order',
+    );
+    expect(refunds).toHaveLength(1);
+    await expect(
+      page.locator('.tool-call', { hasText: 'refund_order' }).last().getAttribute('data-status'),
+    ).resolves.toBe('rejected');
+  });
+
   it('shows the conversation again after a reload', async () => {
     await page.reload();
     await page.waitForSelector('body[data-ready="true"]');
     await expect(page.locator('.message.user').allTextContents()).resolves.toEqual([
       'Where is order 1042?',
       'Please refund order 1042.',
+      'Refund order 1043 too.',
     ]);
     const answers = await page.locator('.message.assistant').allTextContents();
     expect(answers).toContain(
       'Order 1042 (teapot, two cups, 59.9) is shipped on 2 December, arriving 5 December.',
     );
     expect(answers).toContain('Order 1042 is refunded: 59.9 goes back to the card it was paid with.');
+    expect(answers.at(-1)).toMatch(/^I did not refund it: The call to refund_order was rejected by a person/);
     await expect(page.textContent('.program code')).resolves.toContain('tools.lookup_order');
+    await expect(page.locator('.tool-call').allTextContents()).resolves.toEqual([
+      'refund_order done ',
+      'refund_order error ',
+    ]);
   });
 
   it('leaves no process and no folder behind', async () => {
