@@ -20,8 +20,6 @@ const docsDirectory = process.argv[2] ?? join(repositoryRoot, 'docs');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const runTimeoutMs = 30_000;
 
-/** @typedef {{ markdown: string, line: number, words: string[], source: string, file: string }} Snippet */
-
 async function markdownFiles(directory) {
   const files = [];
   for (const entry of await readdir(directory, { withFileTypes: true })) {
@@ -33,7 +31,7 @@ async function markdownFiles(directory) {
 }
 
 /** The ```ts blocks of one page; `line` is the fence's line, so snippet line n is page line line + n. */
-function snippetsOf(markdown, text) {
+function snippetsOf(markdown, page, text) {
   const snippets = [];
   const lines = text.split('\n');
   for (let index = 0; index < lines.length; index += 1) {
@@ -51,6 +49,7 @@ function snippetsOf(markdown, text) {
     const named = words.find((word) => word.startsWith('file='));
     snippets.push({
       markdown,
+      page,
       line: start + 1,
       words,
       source: body.join('\n'),
@@ -90,15 +89,19 @@ function pointAtMarkdown(output, snippetByPath) {
 async function main() {
   const snippets = [];
   for (const file of await markdownFiles(docsDirectory)) {
-    const markdown = relative(repositoryRoot, file);
-    snippets.push(...snippetsOf(markdown, await readFile(file, 'utf8')));
+    // Named as people find it: from the repository root, or as given for a folder outside it.
+    const fromRoot = relative(repositoryRoot, file);
+    const markdown = fromRoot.startsWith('..') ? file : fromRoot;
+    const page = relative(docsDirectory, file).replace(/\.md$/, '');
+    snippets.push(...snippetsOf(markdown, page, await readFile(file, 'utf8')));
   }
   // Inside this package, so the snippets resolve @ghost/* and the rest through its node_modules.
   const project = await mkdtemp(join(appDirectory, '.snippets-'));
   try {
     const snippetByPath = new Map();
     for (const snippet of snippets) {
-      const path = join(snippet.markdown.replace(/\.md$/, ''), snippet.file);
+      // One folder per page, so a page's blocks can import each other by file name.
+      const path = join(snippet.page, snippet.file);
       snippetByPath.set(path, snippet);
       await mkdir(join(project, dirname(path)), { recursive: true });
       // `export {}` makes each block a module: top-level await works and names stay its own.
