@@ -1,4 +1,4 @@
-// Walks the built documentation site (apps/docs/dist, from `pnpm docs`) in a real Chromium: every
+// Walks the built documentation site (apps/docs/dist, from `pnpm run docs`) in a real Chromium: every
 // guide and reference page renders without console errors, every internal link and #anchor
 // resolves, search finds a guide, and the API reference is reachable from the nav and back.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -87,30 +87,44 @@ function decodeHtml(text: string): string {
     .replaceAll('&amp;', '&');
 }
 
-/** Running Chromium processes (the browser, its helpers, its crash handler), by pid; Linux only. */
-function chromiumProcesses(): Set<number> {
-  const pids = new Set<number>();
-  if (process.platform !== 'linux') return pids;
+/** The command lines of running processes, by pid; empty off Linux (read from /proc). */
+function commandLines(): Map<number, string> {
+  const lines = new Map<number, string>();
+  if (process.platform !== 'linux') return lines;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').includes('chrom')) pids.add(Number(entry));
+      lines.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' '));
     } catch {
       // The process ended while we read.
     }
   }
-  return pids;
+  return lines;
 }
 
 /**
- * Waits for the given processes to end: Chromium's helpers are reparented and end a moment after
- * `browser.close()` resolves. Returns the ones still running after `timeoutMs`.
+ * The profile folder of the Chromium this process launched: the browser and every helper it
+ * starts carry it as `--user-data-dir`, so it tells our processes from other Chromiums on the
+ * machine. (Its crash reporter is not counted: Chromium detaches it, and it ends on its own.)
  */
-async function stillRunning(pids: Set<number>, timeoutMs: number): Promise<number[]> {
+function ourChromiumProfile(): string | undefined {
+  for (const [pid, line] of commandLines()) {
+    const profile = /--user-data-dir=(\S+)/.exec(line)?.[1];
+    if (profile === undefined) continue;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) return profile;
+  }
+  return undefined;
+}
+
+/** Waits for the processes of a Chromium profile to end; returns those still running after timeoutMs. */
+async function stillRunning(profile: string, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const running = chromiumProcesses();
-    const left = [...pids].filter((pid) => running.has(pid));
+    const left = [...commandLines()]
+      .filter(([, line]) => line.includes(`--user-data-dir=${profile}`))
+      .map(([pid]) => pid);
     if (left.length === 0 || Date.now() > deadline) return left;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -125,7 +139,7 @@ describe.skipIf(!canRun)(canRun ? 'the documentation site' : `the documentation 
   let origin = '';
   let files: string[] = [];
   const consoleErrors: string[] = [];
-  let chromiumBefore = new Set<number>();
+  let chromiumProfile: string | undefined;
 
   beforeAll(async () => {
     if (!hasChromium) {
@@ -135,29 +149,31 @@ describe.skipIf(!canRun)(canRun ? 'the documentation site' : `the documentation 
       !existsSync(join(distDirectory, 'index.html')) ||
       !existsSync(join(distDirectory, 'reference', 'index.html'))
     ) {
-      throw new Error(`The built site is missing (${distDirectory}): run 'pnpm docs' first.`);
+      throw new Error(`The built site is missing (${distDirectory}): run 'pnpm run docs' first.`);
     }
     files = builtFiles(distDirectory);
     server = await serveDist();
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    chromiumBefore = chromiumProcesses();
     browser = await chromium.launch({
       executablePath: chromiumPath,
       // Chromium refuses to run as root with its own sandbox.
       args: isRoot ? ['--no-sandbox'] : [],
     });
+    chromiumProfile = ourChromiumProfile();
     await mkdir(artifactsDirectory, { recursive: true });
   });
 
   afterAll(async () => {
-    // Ours: the Chromium processes that appeared since the launch.
-    const ours = new Set([...chromiumProcesses()].filter((pid) => !chromiumBefore.has(pid)));
     await browser?.close();
     if (server !== undefined) {
       server.closeAllConnections();
       await new Promise((resolve) => server?.close(resolve));
     }
-    expect(await stillRunning(ours, 10_000), 'Chromium processes left running').toEqual([]);
+    if (process.platform === 'linux') expect(chromiumProfile, "the launched Chromium's profile").toBeDefined();
+    if (chromiumProfile !== undefined) {
+      // Its helpers are reparented and end a moment after close() resolves.
+      expect(await stillRunning(chromiumProfile, 10_000), 'Chromium processes left running').toEqual([]);
+    }
   });
 
   async function open(path: string): Promise<Page> {
