@@ -169,7 +169,8 @@ describe.skipIf(!canRun)(canRun ? 'the documentation site' : `the documentation 
       server.closeAllConnections();
       await new Promise((resolve) => server?.close(resolve));
     }
-    if (process.platform === 'linux') expect(chromiumProfile, "the launched Chromium's profile").toBeDefined();
+    if (process.platform === 'linux')
+      expect(chromiumProfile, "the launched Chromium's profile").toBeDefined();
     if (chromiumProfile !== undefined) {
       // Its helpers are reparented and end a moment after close() resolves.
       expect(await stillRunning(chromiumProfile, 10_000), 'Chromium processes left running').toEqual([]);
