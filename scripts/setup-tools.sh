@@ -46,6 +46,13 @@ bwrap_runs() {
   bwrap --version >/dev/null 2>&1
 }
 
+# Debian's Chromium, where the documentation site's browser test (apps/docs/src/site.test.ts)
+# looks for it. `--version` is answered by the browser binary itself, so its libraries must load.
+chromium_binary=/usr/bin/chromium
+chromium_runs() {
+  "$chromium_binary" --version >/dev/null 2>&1
+}
+
 # PostgreSQL's server programs live outside PATH on Debian, under /usr/lib/postgresql/<version>/bin.
 postgres_runs() {
   local bindir

@@ -21,6 +21,8 @@ if [ "$(uname -s)" = "Linux" ]; then
   # shellcheck disable=SC2046 # one package name a line
   ensure_tool PostgreSQL postgres_runs '/usr/lib/postgresql/<version>/bin/postgres --version' \
     'to run the Postgres session tests' postgresql $(postgres_server_packages) || exit 1
+  # The documentation site's tests drive Debian's Chromium with playwright-core (no browser download).
+  ensure_tool Chromium chromium_runs "$chromium_binary --version" 'to test the documentation site' chromium || exit 1
 fi
 
 # node-gyp builds native addons against the local Node headers, without downloading them.
