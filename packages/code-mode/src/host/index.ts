@@ -35,8 +35,8 @@ export {
   type ToolResultsFrame,
 } from '../shared/protocol.js';
 export {
-  describeStall,
   type EngineDriver,
+  formatStall,
   type GuestSetup,
   type HostProgram,
   type PreparedGuest,
@@ -46,6 +46,6 @@ export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js
 export { GuestTurnLoop, type GuestTurns, hostThen } from './guest-turn-loop.js';
 export { rehearseProgram } from './host-rehearsal.js';
 export { type HostTransport, serveProgram } from './host-runtime.js';
-export { describeInterrupt, type InterruptReason } from './interrupt.js';
+export { formatInterrupt, type InterruptReason } from './interrupt.js';
 export { createDescriptorTransport, runProcessHost } from './process-host.js';
 export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';

@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ghost/core';
-import { describeUntrusted } from './describe-untrusted.js';
+import { formatUntrusted } from './format-untrusted.js';
 import { exceedsJsonDepth } from './json-depth.js';
 
 /**
@@ -24,7 +24,7 @@ const frameEnvelopeDepth = 3;
 const maxIdLength = 128;
 
 /** What a program reads when a tool call is refused for `limits.toolCalls`, host or parent side. */
-export function describeToolCallLimit(toolCalls: number): string {
+export function formatToolCallLimit(toolCalls: number): string {
   return `This program reached its limit of ${toolCalls} tool calls (limits.toolCalls); make fewer calls per program.`;
 }
 
@@ -174,7 +174,7 @@ function requireString(frame: Record<string, unknown>, key: string): void {
 function requireId(value: unknown, what: string): void {
   if (typeof value !== 'string' || value === '' || value.length > maxIdLength) {
     throw new ProtocolError(
-      `${what} must be a string of 1 to ${maxIdLength} characters, not ${describeUntrusted(value)}.`,
+      `${what} must be a string of 1 to ${maxIdLength} characters, not ${formatUntrusted(value)}.`,
     );
   }
 }
@@ -206,7 +206,7 @@ export function parseHostFrame(frame: unknown): HostFrame {
       const skipped = frame.skippedBytes;
       if (skipped !== undefined && (!Number.isSafeInteger(skipped) || (skipped as number) < 0)) {
         throw new ProtocolError(
-          `An 'output' frame's 'skippedBytes' must be a whole number of bytes, not ${describeUntrusted(skipped)}.`,
+          `An 'output' frame's 'skippedBytes' must be a whole number of bytes, not ${formatUntrusted(skipped)}.`,
         );
       }
       break;
@@ -228,12 +228,12 @@ export function parseHostFrame(frame: unknown): HostFrame {
       }
       if (frame.error !== undefined && typeof frame.error !== 'string') {
         throw new ProtocolError(
-          `A 'done' frame's error must be a string, not ${describeUntrusted(frame.error)}.`,
+          `A 'done' frame's error must be a string, not ${formatUntrusted(frame.error)}.`,
         );
       }
       break;
     default:
-      throw new ProtocolError(`Unknown host frame type: ${describeUntrusted(frame.type)}.`);
+      throw new ProtocolError(`Unknown host frame type: ${formatUntrusted(frame.type)}.`);
   }
   return frame as unknown as HostFrame;
 }
