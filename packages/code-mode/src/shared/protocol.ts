@@ -95,14 +95,14 @@ export type ToolCallResult =
   | { readonly callId: string; readonly ok: false; readonly error: string };
 
 /** Parent → host: answers to tool calls, batched. */
-export interface ToolResultsFrame {
+interface ToolResultsFrame {
   readonly type: 'tool_results';
   readonly programId: string;
   readonly results: readonly ToolCallResult[];
 }
 
 /** Parent → host: end the program now (the thread placement; a process host is killed instead). */
-export interface StopFrame {
+interface StopFrame {
   readonly type: 'stop';
   readonly programId: string;
 }
@@ -111,19 +111,19 @@ export interface StopFrame {
 export type ParentFrame = SetupFrame | ExecuteFrame | ToolResultsFrame | StopFrame;
 
 /** Host → parent, first frame: the protocol version and the engine, ready for a program. */
-export interface HelloFrame {
+interface HelloFrame {
   readonly type: 'hello';
   readonly protocol: number;
   readonly engine: string;
 }
 
 /** Host → parent: the guest is built; the host waits for `execute` (again, after `done`, when reused). */
-export interface ReadyFrame {
+interface ReadyFrame {
   readonly type: 'ready';
 }
 
 /** Host → parent: program output, in order. `skippedBytes` counts output cut before this text. */
-export interface OutputFrame {
+interface OutputFrame {
   readonly type: 'output';
   readonly programId: string;
   readonly text: string;
@@ -138,14 +138,14 @@ export interface GuestToolCall {
 }
 
 /** Host → parent: tool calls, batched by the host. */
-export interface ToolCallsFrame {
+interface ToolCallsFrame {
   readonly type: 'tool_calls';
   readonly programId: string;
   readonly calls: readonly GuestToolCall[];
 }
 
 /** Host → parent: the program ended, with its value or its error. */
-export interface DoneFrame {
+interface DoneFrame {
   readonly type: 'done';
   readonly programId: string;
   readonly status: 'completed' | 'error';
