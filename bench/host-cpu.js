@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { defineHostEngine } from '@ghost/code-mode';
+import { defineHostEngine } from '@ghost/code-mode/engine';
 import { quickjsEngine } from '@ghost/engine-quickjs';
 import { delay, roundTrip, timed, withSession } from './code-mode.js';
 

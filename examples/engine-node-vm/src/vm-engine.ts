@@ -4,7 +4,7 @@ import {
   type EngineV1,
   javascriptInstructions,
   packageRuntimePaths,
-} from '@ghost/code-mode';
+} from '@ghost/code-mode/engine';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -2,7 +2,7 @@
 // Node's permission model. Plain JavaScript, because the host runs on plain Node. node:vm is NOT a
 // security boundary: the sandbox around this process is.
 import vm from 'node:vm';
-import { describeInterrupt, GuestTurnLoop, hostThen, runProcessHost } from '@ghost/code-mode/host';
+import { formatInterrupt, GuestTurnLoop, hostThen, runProcessHost } from '@ghost/code-mode/host';
 
 const errorCompletion = (error) => ({ status: 'error', error });
 
@@ -10,7 +10,7 @@ const errorCompletion = (error) => ({ status: 'error', error });
 function failure(error, limits) {
   try {
     if (error?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
-      return errorCompletion(describeInterrupt('cpu', limits));
+      return errorCompletion(formatInterrupt('cpu', limits));
     return errorCompletion(`${String(error?.name ?? 'Error')}: ${String(error?.message ?? error)}`);
   } catch {
     return errorCompletion('The program threw a value that cannot be described.');
@@ -54,7 +54,7 @@ function createVmGuest({ prelude, toolsJson, limits }) {
         deliverResults: (resultsJson) => control.deliverResults(resultsJson),
         outcome: () => outcome,
         hasProgramEnded: () => hasEnded,
-        describeFailure: (error) => failure(error, limits),
+        failureCompletion: (error) => failure(error, limits),
       });
     },
     deliverResults: (resultsJson) => turns?.deliverResults(resultsJson),

@@ -7,7 +7,7 @@ export interface JavaScriptInstructionsOptions {
   readonly interpreter: string;
 }
 
-function describeContainment({ sandbox, limits }: EngineInstructionsContext): string {
+function formatContainment({ sandbox, limits }: EngineInstructionsContext): string {
   const { capabilities } = sandbox;
   const enforced: string[] = [];
   if (capabilities.filesystemIsolation) enforced.push('no filesystem outside a private temporary directory');
@@ -36,7 +36,7 @@ export function javascriptInstructions(
 ): string {
   return `# Code mode
 
-Solve tasks that need tools by writing one JavaScript program and running it with the exec tool. The program runs in ${interpreter}: nothing survives from one exec to the next, and there is no Node.js, require, fetch, filesystem, timers or process. ${describeContainment(context)}
+Solve tasks that need tools by writing one JavaScript program and running it with the exec tool. The program runs in ${interpreter}: nothing survives from one exec to the next, and there is no Node.js, require, fetch, filesystem, timers or process. ${formatContainment(context)}
 
 In the program:
 ${guestInstructionLines()}

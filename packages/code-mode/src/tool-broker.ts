@@ -1,12 +1,12 @@
 import type { Artifact, JsonValue } from '@ghost/core';
 import { type BrokeredToolCall, ConcurrencyLimit, type ToolCallOutcome } from '@ghost/core/tool-calls';
 import type { CodeModeLimits } from './limits.js';
-import { describeUntrusted } from './shared/describe-untrusted.js';
 import { errorMessage } from './shared/error-message.js';
+import { formatUntrusted } from './shared/format-untrusted.js';
 import { formatBytes, keepHeadAndTail } from './shared/head-and-tail.js';
 import { exceedsJsonDepth } from './shared/json-depth.js';
 import {
-  describeToolCallLimit,
+  formatToolCallLimit,
   type GuestToolCall,
   maxValueDepth,
   type ToolCallResult,
@@ -135,14 +135,14 @@ export class ProgramToolCalls {
     const { toolCalls, resultBytes } = this.#limits;
     const entry = this.#catalog.find(call.name);
     if (this.#accepted >= toolCalls) {
-      return measuredFailure(callId, describeToolCallLimit(toolCalls));
+      return measuredFailure(callId, formatToolCallLimit(toolCalls));
     }
     this.#accepted += 1;
     if (!entry) {
       const names = this.#catalog.tools.map((tool) => tool.identifier).join(', ') || 'none';
       return measuredFailure(
         callId,
-        `Unknown tool ${describeUntrusted(call.name)}. Available tools: ${names}.`,
+        `Unknown tool ${formatUntrusted(call.name)}. Available tools: ${names}.`,
       );
     }
     return this.#concurrency.run(async () => {

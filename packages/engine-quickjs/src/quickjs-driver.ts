@@ -1,6 +1,6 @@
 import {
-  describeInterrupt,
   type EngineDriver,
+  formatInterrupt,
   type GuestSetup,
   GuestTurnLoop,
   type HostLimits,
@@ -166,7 +166,7 @@ class GuestSession implements PreparedGuest {
     this.#watchLimits(program);
     const completion = await this.#runProgram(program);
     const reason = this.#interrupted;
-    if (reason !== undefined) return { status: 'error', error: describeInterrupt(reason, this.#limits) };
+    if (reason !== undefined) return { status: 'error', error: formatInterrupt(reason, this.#limits) };
     this.#isClean = completion.status === 'completed';
     return completion;
   }
@@ -213,7 +213,7 @@ class GuestSession implements PreparedGuest {
       outcome: () => this.#outcome(completion),
       hasProgramEnded: () => this.#isSettled(started.value),
       interruptReason: () => this.#interrupted,
-      describeFailure: (error) => {
+      failureCompletion: (error) => {
         // Anything else is the engine failing, which rejects `run`.
         if (error instanceof GuestFailure) return error.completion;
         throw error;

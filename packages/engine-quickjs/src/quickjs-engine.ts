@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode';
+import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode/engine';
 import { hostScript, hostV8Options } from './host-start.js';
 import { quickjsInstructions } from './quickjs-instructions.js';
 

@@ -1,4 +1,5 @@
-import { defaultCodeModeLimits, javascriptInstructions, ToolCatalog } from '@ghost/code-mode';
+import { defaultCodeModeLimits } from '@ghost/code-mode';
+import { javascriptInstructions, ToolCatalog } from '@ghost/code-mode/engine';
 import { defineTool } from '@ghost/core';
 import { unrestrictedCapabilities } from '@ghost/sandbox-unrestricted';
 import Type from 'typebox';

@@ -1,4 +1,4 @@
-import { type EngineInstructionsContext, javascriptInstructions } from '@ghost/code-mode';
+import { type EngineInstructionsContext, javascriptInstructions } from '@ghost/code-mode/engine';
 
 /**
  * The QuickJS engine's instructions for the model: code mode's shared JavaScript instructions

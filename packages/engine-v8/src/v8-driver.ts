@@ -1,6 +1,6 @@
 import {
-  describeInterrupt,
   type EngineDriver,
+  formatInterrupt,
   type GuestSetup,
   GuestTurnLoop,
   type HostLimits,
@@ -137,7 +137,7 @@ class V8Guest implements PreparedGuest {
       const reason = this.#interrupted;
       return reason === undefined
         ? completion
-        : { status: 'error', error: describeInterrupt(reason, this.#limits) };
+        : { status: 'error', error: formatInterrupt(reason, this.#limits) };
     });
   }
 
@@ -169,7 +169,7 @@ class V8Guest implements PreparedGuest {
       outcome: () => this.#outcome,
       hasProgramEnded: () => this.#hasEnded,
       interruptReason: () => this.#interrupted,
-      describeFailure: (error) => this.#describeFailure(error),
+      failureCompletion: (error) => this.#describeFailure(error),
     });
   }
 

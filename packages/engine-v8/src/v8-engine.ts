@@ -5,7 +5,7 @@ import {
   type HostSessionStart,
   javascriptInstructions,
   packageRuntimePaths,
-} from '@ghost/code-mode';
+} from '@ghost/code-mode/engine';
 import { isolatedVmArgument } from './isolated-vm-argument.js';
 import {
   findIsolatedVm,

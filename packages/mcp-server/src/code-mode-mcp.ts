@@ -5,14 +5,13 @@ import {
   CodeModeConfigurationError,
   type CodeModeLimits,
   type CodeModePlacement,
-  createSandboxFactory,
   defaultCodeModeLimits,
   type EngineV1,
   openCodeModeSession,
   resolveEngine,
   type SandboxChoice,
-  ToolCatalog,
 } from '@ghost/code-mode';
+import { createSandboxFactory, ToolCatalog } from '@ghost/code-mode/engine';
 import { createRuntime, type Runtime, type SandboxBackendV1, type Tool } from '@ghost/core';
 import { CodeModeMcpServer } from './code-mode-mcp-server.js';
 import { importFromPackage } from './import-from-package.js';

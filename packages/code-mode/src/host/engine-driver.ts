@@ -71,10 +71,10 @@ export interface EngineDriver {
  *
  * @example
  * ```ts
- * if (callsInFlight === 0 && !hasPendingJobs) return { status: 'error', error: describeStall(false) };
+ * if (callsInFlight === 0 && !hasPendingJobs) return { status: 'error', error: formatStall(false) };
  * ```
  */
-export function describeStall(hasProgramEnded: boolean): string {
+export function formatStall(hasProgramEnded: boolean): string {
   return hasProgramEnded
     ? 'The program ended, but its outcome could not be read: reading its error or value threw, or it replaced a builtin the guest API needs.'
     : 'The program is waiting for a promise that nothing can settle: no tool call is in flight, so it could never continue.';

@@ -55,7 +55,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
   const outputBatchMs = 10;
 
   /** @param {string} path */
-  function describePath(path) {
+  function formatPath(path) {
     return path === '' ? 'the top level' : path;
   }
 
@@ -98,12 +98,12 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
       const kind = typeof item;
       if (kind === 'bigint')
         throw new TypeError(
-          \`\${what} is not JSON: a BigInt at \${describePath(pathOf(this, key))}; convert it with String() or Number().\`,
+          \`\${what} is not JSON: a BigInt at \${formatPath(pathOf(this, key))}; convert it with String() or Number().\`,
         );
       if (kind === 'function')
-        throw new TypeError(\`\${what} is not JSON: a function at \${describePath(pathOf(this, key))}.\`);
+        throw new TypeError(\`\${what} is not JSON: a function at \${formatPath(pathOf(this, key))}.\`);
       if (kind === 'symbol')
-        throw new TypeError(\`\${what} is not JSON: a Symbol at \${describePath(pathOf(this, key))}.\`);
+        throw new TypeError(\`\${what} is not JSON: a Symbol at \${formatPath(pathOf(this, key))}.\`);
       if (kind === 'object' && item !== null) {
         if (!holders || !paths) {
           holders = new MapConstructor();
@@ -114,7 +114,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
         for (let holder = this; holder !== undefined; holder = reflectApply(mapGet, holders, [holder])) {
           if (holder === item)
             throw new TypeError(
-              \`\${what} is not JSON: it refers to itself at \${describePath(pathOf(this, key))}.\`,
+              \`\${what} is not JSON: it refers to itself at \${formatPath(pathOf(this, key))}.\`,
             );
           depth += 1;
         }
@@ -139,7 +139,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
    * @param {unknown} error
    * @returns {string}
    */
-  function describeError(error) {
+  function formatError(error) {
     // Read as the program left them (getters too), never with \`in\`, which a Proxy answers apart.
     const described = /** @type {{ message?: unknown, name?: unknown, stack?: unknown }} */ (error);
     if (error && typeof error === 'object' && typeof described.message === 'string') {
@@ -166,7 +166,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
    */
   function formatValue(value) {
     if (typeof value === 'string') return value;
-    if (value instanceof Error) return describeError(value);
+    if (value instanceof Error) return formatError(value);
     if (typeof value === 'undefined') return 'undefined';
     if (typeof value === 'function') return \`[Function \${value.name || 'anonymous'}]\`;
     if (typeof value === 'bigint') return \`\${toText(value)}n\`;
@@ -384,7 +384,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
             typeof json === 'undefined' ? '{"status":"completed"}' : \`{"status":"completed","value":\${json}}\`,
           );
         } catch (error) {
-          resolve(stringify({ status: 'error', error: describeError(error) }));
+          resolve(stringify({ status: 'error', error: formatError(error) }));
         }
       }
       /** @param {unknown} error */
@@ -392,7 +392,7 @@ export const guestPreludeText = `(function installGuestApi(writeOutput, toolsJso
         if (isSettled) return;
         isSettled = true;
         flushOutput();
-        resolve(stringify({ status: 'error', error: describeError(error) }));
+        resolve(stringify({ status: 'error', error: formatError(error) }));
       }
       onFinish = () => {
         complete(finished?.value);

@@ -88,7 +88,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
   const outputBatchMs = 10;
 
   /** @param {string} path */
-  function describePath(path) {
+  function formatPath(path) {
     return path === '' ? 'the top level' : path;
   }
 
@@ -131,12 +131,12 @@ export default function installGuestApi(writeOutput, toolsJson) {
       const kind = typeof item;
       if (kind === 'bigint')
         throw new TypeError(
-          `${what} is not JSON: a BigInt at ${describePath(pathOf(this, key))}; convert it with String() or Number().`,
+          `${what} is not JSON: a BigInt at ${formatPath(pathOf(this, key))}; convert it with String() or Number().`,
         );
       if (kind === 'function')
-        throw new TypeError(`${what} is not JSON: a function at ${describePath(pathOf(this, key))}.`);
+        throw new TypeError(`${what} is not JSON: a function at ${formatPath(pathOf(this, key))}.`);
       if (kind === 'symbol')
-        throw new TypeError(`${what} is not JSON: a Symbol at ${describePath(pathOf(this, key))}.`);
+        throw new TypeError(`${what} is not JSON: a Symbol at ${formatPath(pathOf(this, key))}.`);
       if (kind === 'object' && item !== null) {
         if (!holders || !paths) {
           holders = new MapConstructor();
@@ -147,7 +147,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
         for (let holder = this; holder !== undefined; holder = reflectApply(mapGet, holders, [holder])) {
           if (holder === item)
             throw new TypeError(
-              `${what} is not JSON: it refers to itself at ${describePath(pathOf(this, key))}.`,
+              `${what} is not JSON: it refers to itself at ${formatPath(pathOf(this, key))}.`,
             );
           depth += 1;
         }
@@ -172,7 +172,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
    * @param {unknown} error
    * @returns {string}
    */
-  function describeError(error) {
+  function formatError(error) {
     // Read as the program left them (getters too), never with `in`, which a Proxy answers apart.
     const described = /** @type {{ message?: unknown, name?: unknown, stack?: unknown }} */ (error);
     if (error && typeof error === 'object' && typeof described.message === 'string') {
@@ -199,7 +199,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
    */
   function formatValue(value) {
     if (typeof value === 'string') return value;
-    if (value instanceof Error) return describeError(value);
+    if (value instanceof Error) return formatError(value);
     if (typeof value === 'undefined') return 'undefined';
     if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
     if (typeof value === 'bigint') return `${toText(value)}n`;
@@ -417,7 +417,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
             typeof json === 'undefined' ? '{"status":"completed"}' : `{"status":"completed","value":${json}}`,
           );
         } catch (error) {
-          resolve(stringify({ status: 'error', error: describeError(error) }));
+          resolve(stringify({ status: 'error', error: formatError(error) }));
         }
       }
       /** @param {unknown} error */
@@ -425,7 +425,7 @@ export default function installGuestApi(writeOutput, toolsJson) {
         if (isSettled) return;
         isSettled = true;
         flushOutput();
-        resolve(stringify({ status: 'error', error: describeError(error) }));
+        resolve(stringify({ status: 'error', error: formatError(error) }));
       }
       onFinish = () => {
         complete(finished?.value);

@@ -1,6 +1,6 @@
 import type { HostLimits } from '../shared/protocol.js';
-import { describeStall, type HostProgram, type ProgramCompletion } from './engine-driver.js';
-import { describeInterrupt, type InterruptReason } from './interrupt.js';
+import { formatStall, type HostProgram, type ProgramCompletion } from './engine-driver.js';
+import { formatInterrupt, type InterruptReason } from './interrupt.js';
 
 /**
  * The host's own `Promise.prototype.then`, taken when this module loads, before any program runs:
@@ -46,7 +46,7 @@ function ignoreGuestRejections(): void {
 /**
  * What an engine gives {@link GuestTurnLoop}: the prelude's control functions (see `GuestControl`)
  * and the engine's job queue, for one program. Each may be asynchronous, and each may throw; the
- * loop then ends the program with {@link GuestTurns.describeFailure}.
+ * loop then ends the program with {@link GuestTurns.failureCompletion}.
  */
 export interface GuestTurns {
   /** The prelude's `deliverResults(json)`: hands one batch to the guest, returns how many calls still wait. */
@@ -62,12 +62,12 @@ export interface GuestTurns {
   takeCalls(): string | undefined | Promise<string | undefined>;
   /** The program's completion once the prelude's `settle` resolved it, else `undefined`. */
   outcome(): ProgramCompletion | undefined;
-  /** True once the program's own promise settled (see `describeStall`). */
+  /** True once the program's own promise settled (see `formatStall`). */
   hasProgramEnded(): boolean;
   /** Why the engine's own watchdog stopped the guest (an interrupt handler), if it did. */
   interruptReason?(): InterruptReason | undefined;
   /** The completion for an error a turn threw; omitted, the error's name and message. */
-  describeFailure?(error: unknown): ProgramCompletion;
+  failureCompletion?(error: unknown): ProgramCompletion;
 }
 
 /**
@@ -81,8 +81,8 @@ export interface GuestTurns {
  * - Every turn runs the guest's jobs (`runJobs`), then sends the calls it queued, and hands it the
  *   results that arrived.
  * - After every turn it checks the stop flag and `wallSeconds` (counted from `run`), and ends the
- *   program with `describeInterrupt`'s error; a program that waits for nothing ends with
- *   `describeStall`'s.
+ *   program with `formatInterrupt`'s error; a program that waits for nothing ends with
+ *   `formatStall`'s.
  *
  * @example
  * ```ts
@@ -137,7 +137,7 @@ export class GuestTurnLoop {
     try {
       return await this.#turn(turns);
     } catch (error) {
-      return turns.describeFailure?.(error) ?? describeError(error);
+      return turns.failureCompletion?.(error) ?? errorCompletion(error);
     } finally {
       this.#isClosed = true;
       this.#deliveries = [];
@@ -166,8 +166,7 @@ export class GuestTurnLoop {
       }
       if (this.#deliveries.length > 0 || turns.hasPendingJobs?.() === true) continue;
       // The guest runs only when a tool result wakes it: with no call in flight, nothing ever will.
-      if (this.#callsInFlight === 0)
-        return { status: 'error', error: describeStall(turns.hasProgramEnded()) };
+      if (this.#callsInFlight === 0) return { status: 'error', error: formatStall(turns.hasProgramEnded()) };
       await new Promise<void>((wake) => {
         this.#wake = wake;
       });
@@ -184,7 +183,7 @@ export class GuestTurnLoop {
   }
 
   #interrupted(reason: InterruptReason): ProgramCompletion {
-    return { status: 'error', error: describeInterrupt(reason, this.#limits) };
+    return { status: 'error', error: formatInterrupt(reason, this.#limits) };
   }
 
   #takeDeliveries(): string[] {
@@ -204,7 +203,7 @@ function countEntries(json: string): number {
   }
 }
 
-function describeError(error: unknown): ProgramCompletion {
+function errorCompletion(error: unknown): ProgramCompletion {
   try {
     if (error instanceof Error) return { status: 'error', error: `${error.name}: ${error.message}` };
     return { status: 'error', error: `Uncaught ${String(error)}` };

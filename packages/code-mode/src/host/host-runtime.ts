@@ -2,8 +2,8 @@ import { errorMessage } from '../shared/error-message.js';
 import { exceedsJsonDepth } from '../shared/json-depth.js';
 import { limitProgramCompletion } from '../shared/program-completion-limit.js';
 import {
-  describeToolCallLimit,
   type ExecuteFrame,
+  formatToolCallLimit,
   type GuestToolCall,
   type HostFrame,
   type HostLimits,
@@ -39,7 +39,7 @@ function screenCalls(
   const refused: ToolCallResult[] = [];
   for (const call of calls) {
     if (limits.toolCalls !== undefined && alreadySent + sent.length >= limits.toolCalls) {
-      refused.push({ callId: call.callId, ok: false, error: describeToolCallLimit(limits.toolCalls) });
+      refused.push({ callId: call.callId, ok: false, error: formatToolCallLimit(limits.toolCalls) });
     } else if (exceedsJsonDepth(call.input, maxValueDepth)) {
       refused.push({
         callId: call.callId,
@@ -188,7 +188,7 @@ class ProgramServer {
       this.#running = prepared;
       completion = await prepared.run(hostProgram);
     } catch (error) {
-      completion = { status: 'error', error: describeEngineFailure(this.#driver.engine, error) };
+      completion = { status: 'error', error: formatEngineFailure(this.#driver.engine, error) };
     }
     this.#running = undefined;
     try {
@@ -251,7 +251,7 @@ class ProgramServer {
  * String() on an array) recursing through a value nested thousands of levels deep, which the
  * engine's own stack limit does not see. Said so, rather than "the engine failed".
  */
-function describeEngineFailure(engine: string, error: unknown): string {
+function formatEngineFailure(engine: string, error: unknown): string {
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
     return `The program nested too deeply for the ${engine} engine: its host ran out of stack (${error.message}), as a builtin such as JSON.stringify or String() does on a value nested thousands of levels deep. Keep values flatter (values crossing to tools or back are limited to ${maxValueDepth} levels).`;
   }

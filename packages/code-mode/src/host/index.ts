@@ -1,7 +1,9 @@
 /**
  * The host side of code mode, for engine authors: what runs inside the sandboxed host process
  * (or worker thread) around an engine. An engine's host script is one call to
- * {@link runProcessHost} with its {@link EngineDriver}.
+ * {@link runProcessHost} with its {@link EngineDriver}; a driver runs each program with
+ * {@link GuestTurnLoop}. The parent side of an engine is in `@ghost/code-mode/engine`. The
+ * protocol between the parent and its hosts is private to code mode.
  *
  * @example
  * ```ts
@@ -14,38 +16,19 @@
  * @packageDocumentation
  */
 
-export { type DecodedFrame, FrameDecoder, FrameError } from '../shared/frame-codec.js';
+export type { HostFrame, HostLimits } from '../shared/protocol.js';
 export {
-  type DoneFrame,
-  type ExecuteFrame,
-  type GuestToolCall,
-  type GuestToolEntry,
-  type HelloFrame,
-  type HostFrame,
-  type HostLimits,
-  type HostReuse,
-  type OutputFrame,
-  type ParentFrame,
-  protocolVersion,
-  type ReadyFrame,
-  type SetupFrame,
-  type StopFrame,
-  type ToolCallResult,
-  type ToolCallsFrame,
-  type ToolResultsFrame,
-} from '../shared/protocol.js';
-export {
-  describeStall,
   type EngineDriver,
+  formatStall,
   type GuestSetup,
   type HostProgram,
   type PreparedGuest,
   type ProgramCompletion,
 } from './engine-driver.js';
-export { type GuestControl, guestPrelude, wrapProgram } from './guest-prelude.js';
+export type { GuestControl } from './guest-prelude.js';
 export { GuestTurnLoop, type GuestTurns, hostThen } from './guest-turn-loop.js';
 export { rehearseProgram } from './host-rehearsal.js';
 export { type HostTransport, serveProgram } from './host-runtime.js';
-export { describeInterrupt, type InterruptReason } from './interrupt.js';
-export { createDescriptorTransport, runProcessHost } from './process-host.js';
+export { formatInterrupt, type InterruptReason } from './interrupt.js';
+export { runProcessHost } from './process-host.js';
 export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';

@@ -9,10 +9,10 @@ export type InterruptReason = 'stop' | 'memory' | 'cpu' | 'wall';
  *
  * @example
  * ```ts
- * if (reason !== undefined) return { status: 'error', error: describeInterrupt(reason, limits) };
+ * if (reason !== undefined) return { status: 'error', error: formatInterrupt(reason, limits) };
  * ```
  */
-export function describeInterrupt(reason: InterruptReason, limits: HostLimits): string {
+export function formatInterrupt(reason: InterruptReason, limits: HostLimits): string {
   switch (reason) {
     case 'stop':
       return 'The program was stopped.';

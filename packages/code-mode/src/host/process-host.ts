@@ -6,7 +6,7 @@ import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
 
 /** A transport over fd 3 of this process, the protocol descriptor the sandbox hands the host. */
-export function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
+function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
   const socket = new Socket({ fd, readable: true, writable: true });
   const decoder = new FrameDecoder();
   let listener: ((frame: unknown) => void) | undefined;

@@ -1,6 +1,6 @@
 import type { SandboxExit, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
-import { describeUntrusted } from '../shared/describe-untrusted.js';
 import { errorMessage } from '../shared/error-message.js';
+import { formatUntrusted } from '../shared/format-untrusted.js';
 import { encodeFrame, FrameDecoder, maxFrameBytes } from '../shared/frame-codec.js';
 import { formatBytes } from '../shared/head-and-tail.js';
 import {
@@ -106,7 +106,7 @@ const limitMessages: Partial<Record<keyof SandboxLimits, string>> = {
  * How a lost host is reported: the limit that ended it when the sandbox can tell, else its exit and
  * how much stderr it wrote, never the text (it may hold secrets).
  */
-function describeExit(exit: SandboxExit, stderrBytes: number): string {
+function formatExit(exit: SandboxExit, stderrBytes: number): string {
   const limit = exit.limitExceeded === undefined ? undefined : limitMessages[exit.limitExceeded];
   if (limit !== undefined) return limit;
   const how = exit.signal ? `signal=${exit.signal}` : `exit_status=${exit.code}`;
@@ -200,7 +200,7 @@ export class HostLinkState {
         if (frame.type !== 'hello' || frame.protocol !== protocolVersion) {
           const got =
             frame.type === 'hello'
-              ? `a hello with protocol ${describeUntrusted(frame.protocol)}`
+              ? `a hello with protocol ${formatUntrusted(frame.protocol)}`
               : `a '${frame.type}' frame`;
           this.breakProtocol(`it should say hello with protocol ${protocolVersion} first, and sent ${got}.`);
           return false;
@@ -325,7 +325,7 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
     started.exited.then(
       // The backend's contract promises an exit; one that breaks it still loses the host.
       (exit: SandboxExit | undefined) =>
-        state.lose(describeExit(exit ?? { code: null, signal: null }, started.stderr.bytesSeen)),
+        state.lose(formatExit(exit ?? { code: null, signal: null }, started.stderr.bytesSeen)),
       (error: unknown) => state.lose(`The engine host's sandbox lost track of it: ${errorMessage(error)}`),
     );
   };

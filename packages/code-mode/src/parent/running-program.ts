@@ -1,8 +1,8 @@
 import type { JsonValue } from '@ghost/core';
 import type { ProgramStatus } from '../engine.js';
 import type { CodeModeLimits } from '../limits.js';
-import { describeUntrusted } from '../shared/describe-untrusted.js';
 import { errorMessage } from '../shared/error-message.js';
+import { formatUntrusted } from '../shared/format-untrusted.js';
 import { maxFrameBytes } from '../shared/frame-codec.js';
 import { formatBytes } from '../shared/head-and-tail.js';
 import { limitProgramCompletion } from '../shared/program-completion-limit.js';
@@ -195,7 +195,7 @@ export class RunningProgram {
     }
     if (frame.programId !== this.id) {
       this.#breakProtocol(
-        `it sent a '${frame.type}' frame for another program (${describeUntrusted(frame.programId)}) while running '${this.id}'.`,
+        `it sent a '${frame.type}' frame for another program (${formatUntrusted(frame.programId)}) while running '${this.id}'.`,
       );
       return;
     }

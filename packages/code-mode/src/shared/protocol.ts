@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ghost/core';
-import { describeUntrusted } from './describe-untrusted.js';
+import { formatUntrusted } from './format-untrusted.js';
 import { exceedsJsonDepth } from './json-depth.js';
 
 /**
@@ -24,7 +24,7 @@ const frameEnvelopeDepth = 3;
 const maxIdLength = 128;
 
 /** What a program reads when a tool call is refused for `limits.toolCalls`, host or parent side. */
-export function describeToolCallLimit(toolCalls: number): string {
+export function formatToolCallLimit(toolCalls: number): string {
   return `This program reached its limit of ${toolCalls} tool calls (limits.toolCalls); make fewer calls per program.`;
 }
 
@@ -95,14 +95,14 @@ export type ToolCallResult =
   | { readonly callId: string; readonly ok: false; readonly error: string };
 
 /** Parent → host: answers to tool calls, batched. */
-export interface ToolResultsFrame {
+interface ToolResultsFrame {
   readonly type: 'tool_results';
   readonly programId: string;
   readonly results: readonly ToolCallResult[];
 }
 
 /** Parent → host: end the program now (the thread placement; a process host is killed instead). */
-export interface StopFrame {
+interface StopFrame {
   readonly type: 'stop';
   readonly programId: string;
 }
@@ -111,19 +111,19 @@ export interface StopFrame {
 export type ParentFrame = SetupFrame | ExecuteFrame | ToolResultsFrame | StopFrame;
 
 /** Host → parent, first frame: the protocol version and the engine, ready for a program. */
-export interface HelloFrame {
+interface HelloFrame {
   readonly type: 'hello';
   readonly protocol: number;
   readonly engine: string;
 }
 
 /** Host → parent: the guest is built; the host waits for `execute` (again, after `done`, when reused). */
-export interface ReadyFrame {
+interface ReadyFrame {
   readonly type: 'ready';
 }
 
 /** Host → parent: program output, in order. `skippedBytes` counts output cut before this text. */
-export interface OutputFrame {
+interface OutputFrame {
   readonly type: 'output';
   readonly programId: string;
   readonly text: string;
@@ -138,14 +138,14 @@ export interface GuestToolCall {
 }
 
 /** Host → parent: tool calls, batched by the host. */
-export interface ToolCallsFrame {
+interface ToolCallsFrame {
   readonly type: 'tool_calls';
   readonly programId: string;
   readonly calls: readonly GuestToolCall[];
 }
 
 /** Host → parent: the program ended, with its value or its error. */
-export interface DoneFrame {
+interface DoneFrame {
   readonly type: 'done';
   readonly programId: string;
   readonly status: 'completed' | 'error';
@@ -174,7 +174,7 @@ function requireString(frame: Record<string, unknown>, key: string): void {
 function requireId(value: unknown, what: string): void {
   if (typeof value !== 'string' || value === '' || value.length > maxIdLength) {
     throw new ProtocolError(
-      `${what} must be a string of 1 to ${maxIdLength} characters, not ${describeUntrusted(value)}.`,
+      `${what} must be a string of 1 to ${maxIdLength} characters, not ${formatUntrusted(value)}.`,
     );
   }
 }
@@ -206,7 +206,7 @@ export function parseHostFrame(frame: unknown): HostFrame {
       const skipped = frame.skippedBytes;
       if (skipped !== undefined && (!Number.isSafeInteger(skipped) || (skipped as number) < 0)) {
         throw new ProtocolError(
-          `An 'output' frame's 'skippedBytes' must be a whole number of bytes, not ${describeUntrusted(skipped)}.`,
+          `An 'output' frame's 'skippedBytes' must be a whole number of bytes, not ${formatUntrusted(skipped)}.`,
         );
       }
       break;
@@ -228,12 +228,12 @@ export function parseHostFrame(frame: unknown): HostFrame {
       }
       if (frame.error !== undefined && typeof frame.error !== 'string') {
         throw new ProtocolError(
-          `A 'done' frame's error must be a string, not ${describeUntrusted(frame.error)}.`,
+          `A 'done' frame's error must be a string, not ${formatUntrusted(frame.error)}.`,
         );
       }
       break;
     default:
-      throw new ProtocolError(`Unknown host frame type: ${describeUntrusted(frame.type)}.`);
+      throw new ProtocolError(`Unknown host frame type: ${formatUntrusted(frame.type)}.`);
   }
   return frame as unknown as HostFrame;
 }

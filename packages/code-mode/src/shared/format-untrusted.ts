@@ -14,7 +14,7 @@ function quote(text: string): string {
  * a bounded excerpt, never the whole value. It never serialises the value, so neither a huge string
  * nor an object nested a million levels deep can make an error message large or make it throw.
  */
-export function describeUntrusted(value: unknown): string {
+export function formatUntrusted(value: unknown): string {
   if (typeof value === 'string') return `the string ${quote(value)}`;
   if (Array.isArray(value)) return `an array of ${value.length} items`;
   if (value === null) return 'null';
