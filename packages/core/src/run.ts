@@ -13,7 +13,13 @@ import {
 import { EventQueue } from './event-queue.js';
 import type { ModelMessage } from './model.js';
 import type { InvocationPlacement, LiveInvocation, NestedAgentHost } from './nested-agent.js';
-import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';
+import {
+  approvalsOf,
+  decodePausedRun,
+  encodePausedRun,
+  type PausedCall,
+  type PausedRun,
+} from './paused-run.js';
 import type { ResumeDecision, ResumePlan } from './resume-paused-calls.js';
 import { type Invocation, RunContext, stopReason } from './run-context.js';
 import type { RunOutcome } from './run-outcome.js';
@@ -829,18 +835,7 @@ export class Run<Output = unknown> {
 
   /** After the pause is saved: the approvals the run waits for, as events and `pendingApprovals`. */
   #announcePause(progress: PauseProgress): void {
-    const agentName = this.#entrypoint.agentName;
-    this.#suspendedApprovals = Object.freeze(
-      progress.calls.map((call) =>
-        Object.freeze({
-          approvalId: call.approvalId,
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          input: call.input,
-          agentName,
-        }),
-      ),
-    );
+    this.#suspendedApprovals = approvalsOf(progress.calls, this.#entrypoint.agentName);
     for (const pending of this.#suspendedApprovals) this.#emit('approval_requested', pending);
   }
 
