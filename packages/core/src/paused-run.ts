@@ -3,7 +3,6 @@ import { canonicalJson } from './canonical-json.js';
 import type { ModelMessage } from './model.js';
 import { PausedRunError } from './run-errors.js';
 import { decodeSessionMessage, encodeSessionMessage } from './session-message-codec.js';
-import type { PendingApproval } from './tool-approval.js';
 
 /** The version of the paused-run format this Ghost writes and reads (`docs/guides/approvals.md`). */
 const pausedRunVersion = 1;
@@ -158,22 +157,4 @@ export function decodePausedRun(text: string, sessionId: string): PausedRun {
   } catch (error) {
     throw corrupt('a message in it is unreadable', error);
   }
-}
-
-/**
- * The approvals a person is asked for, for calls of a paused run's answer: what a suspended run
- * lists as `run.pendingApprovals` and `runtime.readSession()` reads back from the session.
- */
-export function approvalsOf(calls: readonly PausedCall[], agentName: string): readonly PendingApproval[] {
-  return Object.freeze(
-    calls.map((call) =>
-      Object.freeze({
-        approvalId: call.approvalId,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        input: call.input,
-        agentName,
-      }),
-    ),
-  );
 }

@@ -1,10 +1,10 @@
 import { ConfigurationError } from './errors.js';
-import { approvalsOf, decodePausedRun } from './paused-run.js';
+import { decodePausedRun } from './paused-run.js';
 import { asSessionError, defaultSessionLockTimeoutMs, OpenedRunSession } from './run-session.js';
 import type { Runtime } from './runtime.js';
 import { checkSessionActor, checkSessionId } from './session-identity.js';
 import type { OpenedSessionV1, SessionStoreV1 } from './session-store.js';
-import type { PendingApproval } from './tool-approval.js';
+import { approvalsOf, type PendingApproval } from './tool-approval.js';
 
 /** What `runtime.readSession()` takes. */
 type SessionReadRequest = Parameters<Runtime['readSession']>[0];

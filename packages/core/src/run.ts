@@ -13,13 +13,7 @@ import {
 import { EventQueue } from './event-queue.js';
 import type { ModelMessage } from './model.js';
 import type { InvocationPlacement, LiveInvocation, NestedAgentHost } from './nested-agent.js';
-import {
-  approvalsOf,
-  decodePausedRun,
-  encodePausedRun,
-  type PausedCall,
-  type PausedRun,
-} from './paused-run.js';
+import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';
 import type { ResumeDecision, ResumePlan } from './resume-paused-calls.js';
 import { type Invocation, RunContext, stopReason } from './run-context.js';
 import type { RunOutcome } from './run-outcome.js';
@@ -46,7 +40,7 @@ import {
   terminalEventTypes,
 } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
-import { ApprovalRegistry, type PendingApproval } from './tool-approval.js';
+import { ApprovalRegistry, approvalsOf, type PendingApproval } from './tool-approval.js';
 import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 import type { Workspace } from './workspace.js';
