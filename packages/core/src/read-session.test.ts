@@ -151,6 +151,12 @@ describe('runtime.readSession()', () => {
       await expect(runtime.readSession({ ...chat, lockTimeoutMs: 0 })).rejects.toBeInstanceOf(
         SessionBusyError,
       );
+      // ...one whose signal ends the wait rejects with its reason...
+      const controller = new AbortController();
+      const abandoned = runtime.readSession({ ...chat, signal: controller.signal });
+      const reason = new Error('The page closed.');
+      controller.abort(reason);
+      await expect(abandoned).rejects.toBe(reason);
       // ...and one that waits gets the turn once the run has written it.
       reading = runtime.readSession(chat);
       finishLookup();

@@ -87,6 +87,7 @@ export async function readSession(store: SessionStoreV1 | undefined, request: un
   try {
     handle = await store.open({ id, actor, lockTimeoutMs, ...(signal === undefined ? {} : { signal }) });
   } catch (error) {
+    if (signal?.aborted) throw signal.reason;
     throw asSessionError(error, store.name, id);
   }
   try {
