@@ -61,7 +61,7 @@ export interface Runtime {
   /**
    * Reads a conversation outside a run, such as for a page that shows a thread again after a
    * reload: the newest `limit` stored messages before position `before` (default: the end), oldest
-   * first, decoded as a run loads them, and the approvals a run paused in the session
+   * first, decoded as a run decodes them, and the approvals a run paused in the session
    * (`approvals: 'suspend'`) waits for, as that run listed them in `run.pendingApprovals`. Answer
    * those with `agent.resume({ session, decisions })`. Writes nothing: a session never written
    * resolves `exists: false` and is not created.
