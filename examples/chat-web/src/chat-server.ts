@@ -106,7 +106,8 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
  * Starts the chat: one HTTP server on one port for the page and its API.
  *
  * - `POST /api/agent`: the agent over AG-UI (`agUiHandler`), each thread a session in SQLite;
- * - `GET /api/history?threadId=...`: the stored conversation, so a reloaded page shows it;
+ * - `GET /api/history?threadId=...`: the stored conversation and the approvals it waits for, so a
+ *   reloaded page shows both;
  * - `GET /api/info`: which model answers;
  * - anything else: the page, from Vite's dev server or from `dist/client`.
  */
@@ -140,8 +141,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       const threadId = url.searchParams.get('threadId') ?? '';
       if (threadId === '')
         return sendJson(response, 400, { error: 'Name the thread: /api/history?threadId=...' });
-      const items = await readConversation(store, { id: threadId, actor: localActor });
-      return sendJson(response, 200, { threadId, items });
+      const conversation = await readConversation(runtime, { id: threadId, actor: localActor });
+      return sendJson(response, 200, { threadId, ...conversation });
     }
     if (vite !== undefined) {
       vite.middlewares(request, response, () => sendJson(response, 404, { error: 'Not found.' }));

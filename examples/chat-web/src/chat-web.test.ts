@@ -233,6 +233,57 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
     ]);
   });
 
+  it('shows a waiting approval again after a reload, and refunds once when approved', async () => {
+    await ask(page, 'Refund order 1043 after all.');
+    await page.waitForSelector('.approval:has-text("1043") button.approve');
+    await eventually(
+      () => activities.some((activity) => activity.kind === 'run' && activity.outcome === 'suspended'),
+      'the run to suspend for the approval',
+    );
+    await runEnded(page);
+
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    // The buttons are back, and the thread takes no new message until they are answered.
+    await expect(page.locator('.approval').allTextContents()).resolves.toEqual([
+      expect.stringContaining('Allow the call to refund_order? {"order":"1043"}'),
+    ]);
+    await expect(page.isDisabled('#send')).resolves.toBe(true);
+    await expect(
+      page.locator('.tool-call', { hasText: 'refund_order' }).last().getAttribute('data-status'),
+    ).resolves.toBe('waiting for approval');
+
+    await page.click('.approval:has-text("1043") button.approve');
+    await page.waitForSelector(
+      '.message.assistant:has-text("Order 1043 is refunded: 129 goes back to the card it was paid with.")',
+    );
+    await runEnded(page);
+    const refunds = activities.filter(
+      (activity) => activity.kind === 'tool' && activity.tool === 'refund_order',
+    );
+    expect(refunds).toEqual([
+      { kind: 'tool', tool: 'refund_order', status: 'refunded', order: '1042' },
+      { kind: 'tool', tool: 'refund_order', status: 'refunded', order: '1043' },
+    ]);
+    await expect(page.locator('.run-status.error').count()).resolves.toBe(0);
+
+    // Answered: a reload shows the whole turn and no buttons, and the thread takes messages again.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await expect(page.locator('.approval').count()).resolves.toBe(0);
+    await expect(page.locator('.message.user').last().textContent()).resolves.toBe(
+      'Refund order 1043 after all.',
+    );
+    await expect(page.locator('.message.assistant').last().textContent()).resolves.toBe(
+      'Order 1043 is refunded: 129 goes back to the card it was paid with.',
+    );
+    await ask(page, 'Where is order 1043?');
+    await page.waitForSelector(
+      '.message.assistant:has-text("Order 1043 (espresso grinder, 129) is being packed.")',
+    );
+    await runEnded(page);
+  });
+
   it('leaves no process and no folder behind', async () => {
     await browser?.close();
     await server?.close();

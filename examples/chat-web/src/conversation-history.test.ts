@@ -10,13 +10,19 @@ describe('a stored conversation on the page', () => {
         content: 'Let me look.',
         toolCalls: [{ id: 'c1', name: 'exec', arguments: JSON.stringify({ source: 'text(1)' }) }],
       },
-      { role: 'tool', toolCallId: 'c1', content: '{"status":"still_working"}' },
+      { role: 'tool', toolCallId: 'c1', toolName: 'exec', content: '{"status":"still_working"}' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'c2', name: 'wait', arguments: '{}' }] },
-      { role: 'tool', toolCallId: 'c2', content: '{"status":"completed","output":"1"}' },
+      { role: 'tool', toolCallId: 'c2', toolName: 'wait', content: '{"status":"completed","output":"1"}' },
       { role: 'assistant', content: 'It shipped.' },
       { role: 'user', content: [{ type: 'text', text: 'Refund it.' }] },
       { role: 'assistant', content: '', toolCalls: [{ id: 'c3', name: 'refund_order', arguments: '{}' }] },
-      { role: 'tool', toolCallId: 'c3', content: 'Rejected by the person.', isError: true },
+      {
+        role: 'tool',
+        toolCallId: 'c3',
+        toolName: 'refund_order',
+        content: 'Rejected by the person.',
+        isError: true,
+      },
     ]);
     expect(items).toEqual([
       { kind: 'user', text: 'Where is order 1042?' },

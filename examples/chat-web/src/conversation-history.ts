@@ -1,4 +1,4 @@
-import type { SessionStoreV1 } from '@ghost/core';
+import type { ModelMessage, PendingApproval, Runtime } from '@ghost/core';
 
 /** One thing the page shows of a stored conversation. */
 export type HistoryItem =
@@ -7,13 +7,10 @@ export type HistoryItem =
   | { readonly kind: 'program'; readonly source: string }
   | { readonly kind: 'tool'; readonly name: string; readonly isError: boolean };
 
-/** A stored message as far as the page needs it (the store keeps Ghost's messages as JSON text). */
-interface StoredMessage {
-  readonly role: 'user' | 'assistant' | 'tool';
-  readonly content: string | readonly { readonly type: string; readonly text?: string }[];
-  readonly toolCalls?: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
-  readonly toolCallId?: string;
-  readonly isError?: boolean;
+/** What `GET /api/history` returns: the conversation, and the calls waiting for a person's answer. */
+export interface Conversation {
+  readonly items: readonly HistoryItem[];
+  readonly pendingApprovals: readonly PendingApproval[];
 }
 
 /** Code mode's own tools: `exec` shows as its program, `wait` and `stop` not at all. */
@@ -22,9 +19,9 @@ const controlTools = new Set(['exec', 'wait', 'stop']);
 /** The most messages a page shows of one conversation. */
 const historyLimit = 500;
 
-function textOf(content: StoredMessage['content']): string {
-  if (typeof content === 'string') return content;
-  return content.map((part) => part.text ?? '').join(' ');
+function textOf(message: ModelMessage & { role: 'user' }): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
 }
 
 function sourceOf(argumentsText: string): string {
@@ -37,17 +34,16 @@ function sourceOf(argumentsText: string): string {
 }
 
 /** The items the page shows for stored messages, in order; a direct tool call shows with its result. */
-export function historyItemsOf(messages: readonly StoredMessage[]): HistoryItem[] {
+export function historyItemsOf(messages: readonly ModelMessage[]): HistoryItem[] {
   const failedCalls = new Set<string>();
   for (const message of messages) {
-    if (message.role === 'tool' && message.isError && message.toolCallId) failedCalls.add(message.toolCallId);
+    if (message.role === 'tool' && message.isError) failedCalls.add(message.toolCallId);
   }
   const items: HistoryItem[] = [];
   for (const message of messages) {
-    if (message.role === 'user') items.push({ kind: 'user', text: textOf(message.content) });
+    if (message.role === 'user') items.push({ kind: 'user', text: textOf(message) });
     if (message.role !== 'assistant') continue;
-    const text = textOf(message.content);
-    if (text !== '') items.push({ kind: 'assistant', text });
+    if (message.content !== '') items.push({ kind: 'assistant', text: message.content });
     for (const call of message.toolCalls ?? []) {
       if (call.name === 'exec') items.push({ kind: 'program', source: sourceOf(call.arguments) });
       else if (!controlTools.has(call.name)) {
@@ -59,19 +55,18 @@ export function historyItemsOf(messages: readonly StoredMessage[]): HistoryItem[
 }
 
 /**
- * The stored conversation of a thread, as the page shows it; empty for a thread never written.
- * It opens the session (waiting while a run holds it), reads the newest messages and releases it.
+ * The stored conversation of a thread, as the page shows it, with the approvals a paused run waits
+ * for; empty for a thread never written. `readSession` waits while a run holds the thread (here up
+ * to 10 seconds) and writes nothing.
  */
 export async function readConversation(
-  store: SessionStoreV1,
+  runtime: Runtime,
   session: { readonly id: string; readonly actor: string },
-): Promise<HistoryItem[]> {
-  const opened = await store.open({ ...session, lockTimeoutMs: 10_000 });
-  try {
-    if (opened.isNew) return [];
-    const records = await opened.history({ limit: historyLimit });
-    return historyItemsOf(records.map((record) => JSON.parse(record.message) as StoredMessage));
-  } finally {
-    await opened.release();
-  }
+): Promise<Conversation> {
+  const { history, pendingApprovals } = await runtime.readSession({
+    ...session,
+    limit: historyLimit,
+    lockTimeoutMs: 10_000,
+  });
+  return { items: historyItemsOf(history.map((entry) => entry.message)), pendingApprovals };
 }

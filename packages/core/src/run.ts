@@ -40,7 +40,7 @@ import {
   terminalEventTypes,
 } from './stream-event.js';
 import { RunTelemetryFanOut, type TelemetryEventDetail, type TelemetryV1 } from './telemetry.js';
-import { ApprovalRegistry, type PendingApproval } from './tool-approval.js';
+import { ApprovalRegistry, approvalsOf, type PendingApproval } from './tool-approval.js';
 import { type EmitEvent, type InScope, summarizeError } from './tool-call-runner.js';
 import { Usage, type UsageInit } from './usage.js';
 import type { Workspace } from './workspace.js';
@@ -829,18 +829,7 @@ export class Run<Output = unknown> {
 
   /** After the pause is saved: the approvals the run waits for, as events and `pendingApprovals`. */
   #announcePause(progress: PauseProgress): void {
-    const agentName = this.#entrypoint.agentName;
-    this.#suspendedApprovals = Object.freeze(
-      progress.calls.map((call) =>
-        Object.freeze({
-          approvalId: call.approvalId,
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          input: call.input,
-          agentName,
-        }),
-      ),
-    );
+    this.#suspendedApprovals = approvalsOf(progress.calls, this.#entrypoint.agentName);
     for (const pending of this.#suspendedApprovals) this.#emit('approval_requested', pending);
   }
 

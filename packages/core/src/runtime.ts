@@ -3,10 +3,13 @@ import { resolve } from 'node:path';
 import { CleanupError, ConfigurationError } from './errors.js';
 import type { ModelV1 } from './model.js';
 import type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
+import { readSession } from './read-session.js';
 import { type ImportModule, Registry } from './registry.js';
+import type { SessionEntry } from './run-session.js';
 import type { SandboxBackendV1 } from './sandbox.js';
 import type { SessionStoreV1 } from './session-store.js';
 import { checkTelemetry, type TelemetryV1 } from './telemetry.js';
+import type { PendingApproval } from './tool-approval.js';
 import { Workspace } from './workspace.js';
 
 /** The options of {@link createRuntime} and {@link configure}. Unknown keys are rejected. */
@@ -55,6 +58,53 @@ export interface Runtime {
   readonly sessionStore: SessionStoreV1 | undefined;
   /** A new, not yet created, workspace under `workspaceRoot`. */
   createWorkspace(): Workspace;
+  /**
+   * Reads a conversation outside a run, such as for a page that shows a thread again after a
+   * reload: the newest `limit` stored messages before position `before` (default: the end), oldest
+   * first, decoded as a run decodes them, and the approvals a run paused in the session
+   * (`approvals: 'suspend'`) waits for, as that run listed them in `run.pendingApprovals`. Answer
+   * those with `agent.resume({ session, decisions })`. Writes nothing: a session never written
+   * resolves `exists: false` and is not created.
+   *
+   * It opens the session as a run does: another actor than its owner is refused with
+   * `SessionAccessError`, and while a run holds the session the read waits for it, up to
+   * `lockTimeoutMs` (then `SessionBusyError`, `reason: 'timeout'`); it holds the lock only while it
+   * reads. A stored message that cannot be decoded fails it with `SessionStoreError`, a paused run
+   * that cannot be read with `PausedRunError`. Throws a `ConfigurationError` when the runtime has
+   * no `sessionStore`.
+   *
+   * @example
+   * ```ts
+   * const { exists, history, pendingApprovals } = await runtime.readSession({ id: chatId, actor: user.id });
+   * for (const entry of history) show(entry.message);
+   * for (const waiting of pendingApprovals) askPerson(waiting.approvalId, waiting.toolName, waiting.input);
+   * const older = await runtime.readSession({ id: chatId, actor: user.id, before: history[0]?.position });
+   * ```
+   */
+  readSession(request: {
+    /** The conversation's id, as given to `ask`'s `session`. */
+    readonly id: string;
+    /** The trusted owner the application vouches for, as given to `ask`'s `session`. */
+    readonly actor: string;
+    /** How many of the newest messages to read. Default 50. */
+    readonly limit?: number;
+    /**
+     * Read only messages before this position (the first entry's `position` of the page read
+     * last): the page before. Default: the end.
+     */
+    readonly before?: number | undefined;
+    /** How long to wait for a run holding the session. Default 30,000, as for a run. */
+    readonly lockTimeoutMs?: number;
+    /** Ends the wait for the lock: the read rejects with the signal's reason. */
+    readonly signal?: AbortSignal;
+  }): Promise<{
+    /** False for a session never written (or deleted): then both lists are empty. */
+    readonly exists: boolean;
+    /** The messages read, oldest first, each with its `position` for paging back. */
+    readonly history: readonly SessionEntry[];
+    /** What a run paused in the session waits for, oldest first; empty when none is paused. */
+    readonly pendingApprovals: readonly PendingApproval[];
+  }>;
   /**
    * The resource a plugin keeps for as long as this runtime lives, stored under `key`: made by
    * `create` on first use, the same object afterwards, and closed by {@link Runtime.close}. Code
@@ -204,14 +254,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const telemetry = Object.freeze([...checkTelemetry(options.telemetry, 'createRuntime()')]);
   if (codeMode !== undefined) detectSandboxAhead(registry, codeMode.sandbox);
   const resources = new RuntimeResources();
+  const store =
+    sessionStore === undefined ? undefined : (registry.sessionStore(sessionStore.name) as SessionStoreV1);
   return Object.freeze({
     registry,
     codeMode: Object.freeze({ ...codeMode }),
     workspaceRoot: root,
     telemetry,
-    sessionStore:
-      sessionStore === undefined ? undefined : (registry.sessionStore(sessionStore.name) as SessionStoreV1),
+    sessionStore: store,
     createWorkspace: () => new Workspace({ root }),
+    readSession: (request: unknown) => readSession(store, request),
     resource: <Resource extends RuntimeResource>(key: symbol, create: () => Resource) =>
       resources.resource(key, create),
     close: () => resources.close(),

@@ -254,3 +254,21 @@ function formatSeconds(ms: number): string {
   const seconds = Number((ms / 1000).toFixed(3));
   return seconds === 1 ? '1 second' : `${seconds} seconds`;
 }
+
+/**
+ * The approvals a person is asked for, for calls of a paused run's answer: what a suspended run
+ * lists as `run.pendingApprovals` and `runtime.readSession()` reads back from the session.
+ */
+export function approvalsOf(calls: readonly PausedCall[], agentName: string): readonly PendingApproval[] {
+  return Object.freeze(
+    calls.map((call) =>
+      Object.freeze({
+        approvalId: call.approvalId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.input,
+        agentName,
+      }),
+    ),
+  );
+}

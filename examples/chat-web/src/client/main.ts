@@ -1,4 +1,10 @@
-import { type AgentSubscriber, HttpAgent, type ResumeEntry, type RunAgentParameters } from '@ag-ui/client';
+import {
+  type AgentSubscriber,
+  HttpAgent,
+  type Interrupt,
+  type ResumeEntry,
+  type RunAgentParameters,
+} from '@ag-ui/client';
 import { ChatLog, type ToolCallRow } from './chat-log.js';
 
 /** What `GET /api/history` returns for each stored message (see the server's conversation-history.ts). */
@@ -7,6 +13,14 @@ type HistoryItem =
   | { kind: 'assistant'; text: string }
   | { kind: 'program'; source: string }
   | { kind: 'tool'; name: string; isError: boolean };
+
+/** What `GET /api/history` returns for each call a paused run waits for (`runtime.readSession`). */
+interface PendingApproval {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
 
 const threadKey = 'ghost-chat-web.threadId';
 
@@ -80,14 +94,11 @@ function subscriberFor(): AgentSubscriber {
     onRunFinishedEvent: (finished) => {
       if (finished.outcome === 'cancelled') log.addStatus('The run was cancelled.');
       if (finished.outcome !== 'interrupt') return;
-      waitingRows = [...calls.values()].map(({ row }) => row);
-      for (const row of waitingRows) row.update('waiting for approval');
+      showWaiting(
+        [...calls.values()].map(({ row }) => row),
+        finished.interrupts,
+      );
       calls.clear();
-      for (const interrupt of finished.interrupts) {
-        const ghost = (interrupt.metadata as { ghost?: { input?: unknown } } | undefined)?.ghost;
-        const text = `${interrupt.message ?? 'Allow the call?'} ${JSON.stringify(ghost?.input ?? {})}`;
-        log.addApproval(text, (isApproved) => answer(interrupt.id, isApproved));
-      }
     },
     onRunErrorEvent: ({ event }) => {
       // Stopping is not a failure, though the client reports its own abort as one.
@@ -98,6 +109,31 @@ function subscriberFor(): AgentSubscriber {
       // Calls still running when the run ended (it was stopped) never finished.
       for (const { row } of calls.values()) row.update('cancelled');
     },
+  };
+}
+
+/** Marks the calls that wait for a person and asks for each answer. */
+function showWaiting(rows: ToolCallRow[], interrupts: readonly Interrupt[]): void {
+  waitingRows = rows;
+  for (const row of waitingRows) row.update('waiting for approval');
+  for (const interrupt of interrupts) {
+    const ghost = (interrupt.metadata as { ghost?: { input?: unknown } } | undefined)?.ghost;
+    const text = `${interrupt.message ?? 'Allow the call?'} ${JSON.stringify(ghost?.input ?? {})}`;
+    log.addApproval(text, (isApproved) => answer(interrupt.id, isApproved));
+  }
+}
+
+/**
+ * A call a paused run waits for, as the interrupt the server's run ended with: its id is the
+ * approval id the resume answers (`@ghost/ag-ui` maps them so).
+ */
+function interruptOf(pending: PendingApproval): Interrupt {
+  return {
+    id: pending.approvalId,
+    reason: 'tool_approval',
+    message: `Allow the call to ${pending.toolName}?`,
+    toolCallId: pending.toolCallId,
+    metadata: { ghost: { toolName: pending.toolName, input: pending.input } },
   };
 }
 
@@ -161,12 +197,26 @@ async function showModel(): Promise<void> {
 
 async function showHistory(): Promise<void> {
   const response = await fetch(`/api/history?threadId=${encodeURIComponent(agent.threadId)}`);
-  const { items } = (await response.json()) as { items: HistoryItem[] };
+  const { items, pendingApprovals } = (await response.json()) as {
+    items: HistoryItem[];
+    pendingApprovals: PendingApproval[];
+  };
   for (const item of items) {
     if (item.kind === 'user') log.addUser(item.text);
     else if (item.kind === 'assistant') log.addAssistant(item.text);
     else if (item.kind === 'program') log.addProgram(item.source);
     else log.addToolCall(item.name).update(item.isError ? 'error' : 'done');
+  }
+  // A run paused for a person's approval before the reload: its calls wait here, and the answers
+  // continue it as they would have before. A new client knows no interrupts until it is told.
+  if (pendingApprovals.length > 0) {
+    const interrupts = pendingApprovals.map(interruptOf);
+    agent.pendingInterrupts = interrupts;
+    showWaiting(
+      pendingApprovals.map((pending) => log.addToolCall(pending.toolName)),
+      interrupts,
+    );
+    setRunning(false);
   }
   document.body.dataset.ready = 'true';
 }
