@@ -36,7 +36,7 @@ const dropCapabilities = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_RE
 
 /**
  * The bubblewrap command line for one sandboxed process: new pid, ipc, uts, cgroup, mount and
- * (unless `network: 'host'`) net namespaces, no capabilities, a read-only tmpfs root holding only
+ * (unless `network: 'shared'`) net namespaces, no capabilities, a read-only tmpfs root holding only
  * the runtime paths and the command's libraries (bound read-only at their real paths, with the
  * links that lead to them outside every bound path recreated), the workspace writable, a fresh `/proc` with `/proc/sys` read-only and the kernel command line and
  * pid 1 covered, a read-only minimal `/dev`, a neutral host name, the environment cleared and set
@@ -60,7 +60,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup',
-    ...(plan.network === 'host' ? [] : ['--unshare-net']),
+    ...(plan.network === 'shared' ? [] : ['--unshare-net']),
     // No user namespaces inside: the seccomp filter denies unshare too, this is the second lock.
     // bubblewrap offers it only inside a user namespace of its own; with a root parent the filter
     // is the one lock (docs/decisions/2026-12-04-root-parent-identity.md).

@@ -21,8 +21,8 @@ const architectures: readonly SeccompArchitecture[] = ['x64', 'arm64'];
 const policies: readonly Omit<SeccompPolicy, 'architecture'>[] = [
   { network: 'none', subprocesses: 'deny' },
   { network: 'none', subprocesses: 'allow' },
-  { network: 'host', subprocesses: 'deny' },
-  { network: 'host', subprocesses: 'allow' },
+  { network: 'shared', subprocesses: 'deny' },
+  { network: 'shared', subprocesses: 'allow' },
 ];
 
 interface Instruction {
@@ -121,11 +121,11 @@ describe('the seccomp program', () => {
 
   it('kills any other ABI and, on x86_64, refuses x32 calls', () => {
     for (const architecture of architectures) {
-      const filter = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      const filter = buildSeccompFilter({ architecture, network: 'shared', subprocesses: 'allow' });
       expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000003 /* i386 */ })).toBe(killProcess);
       expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000028 /* arm */ })).toBe(killProcess);
     }
-    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'allow' });
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'shared', subprocesses: 'allow' });
     expect(evaluate(x64, 'x64', { nr: 0x40000000 | 39 })).toBe(errnoAction(EPERM));
     expect(evaluate(x64, 'x64', { nr: 39 })).toBe(allow);
   });
@@ -134,7 +134,7 @@ describe('the seccomp program', () => {
     const high = 0xffffffff00000000n;
     for (const architecture of architectures) {
       const strict = buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' });
-      const open = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      const open = buildSeccompFilter({ architecture, network: 'shared', subprocesses: 'allow' });
       const call = (syscall: FilteredSyscall, ...args: bigint[]) => ({
         nr: syscallNumber(architecture, syscall),
         args,
@@ -179,7 +179,7 @@ describe('the seccomp program', () => {
       expect(evaluate(open, architecture, call('execveat'))).toBe(allow);
       expect(evaluate(strict, architecture, call('execve', 1n, 2n, 3n))).toBe(allow);
     }
-    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'deny' });
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'shared', subprocesses: 'deny' });
     expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'fork') })).toBe(errnoAction(EPERM));
     expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'vfork') })).toBe(errnoAction(EPERM));
   });
@@ -216,8 +216,8 @@ describe('the seccomp program', () => {
     expect(describeSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
       'x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes',
     );
-    expect(describeSeccompPolicy({ architecture: 'arm64', network: 'host', subprocesses: 'allow' })).toBe(
-      'aarch64: 43 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; host network; subprocesses allowed',
+    expect(describeSeccompPolicy({ architecture: 'arm64', network: 'shared', subprocesses: 'allow' })).toBe(
+      'aarch64: 43 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; shared network; subprocesses allowed',
     );
   });
 });
@@ -528,7 +528,7 @@ function hostPolicy(policy: Omit<SeccompPolicy, 'architecture'>): SeccompPolicy 
 }
 
 const strict = () => hostPolicy({ network: 'none', subprocesses: 'deny' });
-const open = () => hostPolicy({ network: 'host', subprocesses: 'allow' });
+const open = () => hostPolicy({ network: 'shared', subprocesses: 'allow' });
 
 const deniedChecks = [
   'ptrace',
@@ -719,9 +719,9 @@ describe('in a bubblewrap sandbox', () => {
     });
   });
 
-  it.skipIf(!canProbe)(`with network 'host' inet sockets can be created ${noProbe}`, () => {
+  it.skipIf(!canProbe)(`with network 'shared' inet sockets can be created ${noProbe}`, () => {
     const checks = ['socket_inet', 'socket_inet6', 'socket_unix'];
-    expect(probe(hostPolicy({ network: 'host', subprocesses: 'deny' }), checks)).toEqual({
+    expect(probe(hostPolicy({ network: 'shared', subprocesses: 'deny' }), checks)).toEqual({
       socket_inet: 0,
       socket_inet6: 0,
       socket_unix: 0,
@@ -788,7 +788,7 @@ describe('in a bubblewrap sandbox', () => {
   it.skipIf(!canSandbox || !nodeIsVisible)(
     `node cannot start a child process when subprocesses are denied ${noNode}`,
     () => {
-      const run = runSandboxed(hostPolicy({ network: 'host', subprocesses: 'deny' }), [
+      const run = runSandboxed(hostPolicy({ network: 'shared', subprocesses: 'deny' }), [
         process.execPath,
         '-e',
         spawnProgram,

@@ -10,9 +10,9 @@ export interface SeccompPolicy {
   /**
    * `'none'`: `socket()` and `socketpair()` work only for `AF_UNIX`; any other domain fails with
    * `EAFNOSUPPORT`, the answer of a kernel built without that family, so programs that probe for
-   * IPv6 or similar fall back instead of reporting a permission problem. `'host'`: no socket rule.
+   * IPv6 or similar fall back instead of reporting a permission problem. `'shared'`: no socket rule.
    */
-  readonly network: 'none' | 'host';
+  readonly network: 'none' | 'shared';
   /**
    * `'deny'`: no new processes. `fork`, `vfork` (x86_64 only; arm64 has neither), `clone` without
    * `CLONE_THREAD` and `execveat` fail with `EPERM`; threads keep working (`clone3` fails with
@@ -103,7 +103,7 @@ export function describeSeccompPolicy(policy: SeccompPolicy): string {
       denied += 1;
     }
   }
-  const network = policy.network === 'none' ? 'sockets AF_UNIX only' : 'host network';
+  const network = policy.network === 'none' ? 'sockets AF_UNIX only' : 'shared network';
   const processes = policy.subprocesses === 'deny' ? 'no new processes' : 'subprocesses allowed';
   return `${table.kernelName}: ${denied} system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; ${network}; ${processes}`;
 }

@@ -6,7 +6,7 @@ import { listenForDatagrams, listenForStreams } from './outside-listeners.js';
 import { connectProbe, dnsProbe } from './probes/network-probes.js';
 import type { Attempt } from './probes/node-probe.js';
 
-/** Connections that must not reach the host's network or local services (`networkIsolation`, `network: 'none'`). */
+/** Connections that must not reach the machine's network or local services (`networkIsolation`, `network: 'none'`). */
 export function networkEscapeCases(): ConformanceCase[] {
   return [
     escapeCase({

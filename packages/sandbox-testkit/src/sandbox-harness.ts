@@ -144,7 +144,7 @@ export class SandboxHarness {
       args: [],
       env: {},
       runtimePaths: [this.nodePath, this.probeDirectory],
-      network: this.capabilities.networkIsolation ? 'none' : 'host',
+      network: this.capabilities.networkIsolation ? 'none' : 'shared',
       ...overrides,
       workspace,
       limits: { wallSeconds: safetyWallSeconds, ...overrides.limits },

@@ -130,15 +130,20 @@ export function planSandboxSpawn(spec: SandboxSpawnSpec, target: SandboxPlanTarg
 }
 
 function planNetwork(network: unknown, target: SandboxPlanTarget): SandboxNetwork {
-  if (network !== undefined && network !== 'none' && network !== 'host') {
+  if (network === 'host') {
     throw new ConfigurationError(
-      `The spawn spec's network must be 'none' or 'host', got ${describe(network)}.`,
+      "The spawn spec's network 'host' is now called 'shared'; pass network: 'shared' to share the machine's network with the process.",
     );
   }
-  if (network === 'host') return 'host';
+  if (network !== undefined && network !== 'none' && network !== 'shared') {
+    throw new ConfigurationError(
+      `The spawn spec's network must be 'none' or 'shared', got ${describe(network)}.`,
+    );
+  }
+  if (network === 'shared') return 'shared';
   if (!target.capabilities.networkIsolation) {
     throw new SandboxUnavailableError(
-      `The ${target.name} backend cannot isolate the network; pass network: 'host' to acknowledge it, or use a sandbox backend that can isolate the network.`,
+      `The ${target.name} backend cannot isolate the network; pass network: 'shared' to acknowledge it, or use a sandbox backend that can isolate the network.`,
       { backend: target.name, unsupported: ['network'] },
     );
   }
