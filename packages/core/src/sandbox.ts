@@ -19,9 +19,9 @@ export interface SandboxCapabilities {
   readonly networkIsolation: boolean;
   /**
    * Only `runtimePaths` (read-only) and the workspace (writable) are visible; the rest of the
-   * filesystem is not. Nothing the process does changes the host beyond the workspace: it never
+   * filesystem is not. Nothing the process does changes the machine beyond the workspace: it never
    * runs as real root (when the parent is root, it runs as an unprivileged user), `/proc/sys` is
-   * read-only, the workspace is mounted `nosuid,nodev`, and the host's name and kernel command
+   * read-only, the workspace is mounted `nosuid,nodev`, and the machine's name and kernel command
    * line are hidden.
    */
   readonly filesystemIsolation: boolean;

@@ -1,7 +1,7 @@
 import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
 import type { BwrapIdentity, ProgramIds } from './bwrap-identity.js';
 
-/** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */
+/** What {@link bwrapArguments} needs besides the plan: paths found on the machine and fd numbers. */
 export interface BwrapLayout {
   /** The plan's paths made real, and the links to recreate (`planSandboxPaths` in `@ghost/core/sandbox`). */
   readonly paths: SandboxPathPlan;
@@ -107,7 +107,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
  * - `/proc/sys` read-only, whatever bubblewrap decides. bubblewrap covers it only where
  *   `access(W_OK)` on the directory succeeds, and for a sandbox whose uid is real root it fails
  *   (the directory is 0555 and no capability overrides that), so ~200 kernel settings stayed
- *   writable. The source is the host's `/proc/sys`: every setting there reads the namespaces of
+ *   writable. The source is the machine's `/proc/sys`: every setting there reads the namespaces of
  *   the process asking, so it shows the same values as the sandbox's own.
  * - `/proc/cmdline`, the kernel command line (boot options, sometimes tokens), by an empty file.
  * - `/proc/1`, bubblewrap's init, by an empty read-only directory. With a non-root parent it runs
@@ -203,7 +203,7 @@ function mounts(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
  * The directories bubblewrap would create in the tmpfs root on the way to `destinations`, parents
  * first, to be made ahead with mode 0755: bubblewrap makes them itself (for a bind, and for a
  * link's parents) with a mode that depends on its version (0700 for 0.8 here), which the unprivileged identity of a root parent could not
- * search. Directories that are destinations, or inside one, are the host's and left alone.
+ * search. Directories that are destinations, or inside one, are the machine's and left alone.
  */
 function leadingDirectories(destinations: readonly string[]): string[] {
   const isBound = (path: string) =>

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { ConfigurationError } from '@ghost/core/sandbox';
 
 /**
- * The host ids a root parent's programs run as: each program gets uid and gid `first + n`, where `n`
+ * The ids outside the sandbox that a root parent's programs run as: each program gets uid and gid `first + n`, where `n`
  * is the pid of its launcher, a process that lives as long as the sandbox does, so no two
  * sandboxes on the machine (in one pid namespace) ever share an identity. `count` must be at least
  * the kernel's `pid_max`, so every pid has an id.

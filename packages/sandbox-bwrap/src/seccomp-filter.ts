@@ -196,7 +196,7 @@ const alwaysDenied: readonly FilteredSyscall[] = [
   'reboot',
   'open_by_handle_at',
   'name_to_handle_at',
-  // The kernel log: the host's boot messages and devices, readable where kernel.dmesg_restrict is 0.
+  // The kernel log: the machine's boot messages and devices, readable where kernel.dmesg_restrict is 0.
   'syslog',
 ];
 

@@ -186,7 +186,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         const workspace = await harness.workspace();
         const child = await harness.spawnNode(waitForeverProbe, { workspace }, [marker]);
         await harness.waitForReady(child);
-        expect(await processesWithMarker(marker), 'the host sees the running probe').not.toEqual([]);
+        expect(await processesWithMarker(marker), 'the running probe is seen from outside').not.toEqual([]);
         await Promise.all([child.close(), child.close()]);
         expect(await processesWithMarker(marker), 'processes left after close()').toEqual([]);
         expect(existsSync(workspace), 'the workspace is removed').toBe(false);
@@ -254,7 +254,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
     {
       title: 'rejects a workspace that does not exist with a ConfigurationError',
       run: async (harness) => {
-        const workspace = join(await harness.hostDirectory(), 'missing');
+        const workspace = join(await harness.outsideDirectory(), 'missing');
         const spec = await harness.spec({ args: ['-e', ''], workspace });
         await expectRejection(harness.backend.spawn(spec), ConfigurationError);
         expect(existsSync(workspace), 'spawn did not create the workspace').toBe(false);
