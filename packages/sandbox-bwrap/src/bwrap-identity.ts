@@ -96,7 +96,7 @@ export function programIdsOf(ids: UnprivilegedIds, launcherPid: number): Program
 }
 
 /** One line for `detect()`'s checks and `ghost-doctor`: who programs run as, and by what means. */
-export function describeBwrapIdentity(identity: BwrapIdentity): string {
+export function formatBwrapIdentity(identity: BwrapIdentity): string {
   if (identity.kind === 'parent') {
     return `programs run as uid ${identity.uid}, gid ${identity.gid}, the parent's own, mapped alone into a user namespace of each program's own`;
   }

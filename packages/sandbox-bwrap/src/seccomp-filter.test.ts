@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   buildSeccompFilter,
-  describeSeccompPolicy,
+  formatSeccompPolicy,
   type SeccompArchitecture,
   type SeccompPolicy,
   seccompArchitecture,
@@ -213,10 +213,10 @@ describe('the seccomp program', () => {
   });
 
   it('describes the policy in one line', () => {
-    expect(describeSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
+    expect(formatSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
       'x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes',
     );
-    expect(describeSeccompPolicy({ architecture: 'arm64', network: 'shared', subprocesses: 'allow' })).toBe(
+    expect(formatSeccompPolicy({ architecture: 'arm64', network: 'shared', subprocesses: 'allow' })).toBe(
       'aarch64: 43 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; shared network; subprocesses allowed',
     );
   });

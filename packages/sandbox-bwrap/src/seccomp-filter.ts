@@ -95,7 +95,7 @@ export function buildSeccompFilter(policy: SeccompPolicy): Buffer {
  * One line for diagnostics, such as
  * `"x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes"`.
  */
-export function describeSeccompPolicy(policy: SeccompPolicy): string {
+export function formatSeccompPolicy(policy: SeccompPolicy): string {
   const table = syscallTables[policy.architecture];
   let denied = 0;
   for (const rule of filterRules(policy)) {

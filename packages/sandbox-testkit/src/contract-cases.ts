@@ -8,10 +8,10 @@ import { withoutWorkingDirectory } from './backend-environment.js';
 import type { ConformanceCase, SuiteContext } from './conformance-case.js';
 import { processesWithMarker } from './outside-processes.js';
 import {
-  describeProcessProbe,
   echoChannelProbe,
   floodOutputProbe,
   greetChannelsProbe,
+  processReportProbe,
   waitForeverProbe,
 } from './probes/contract-probes.js';
 import { exitWithin } from './sandbox-harness.js';
@@ -73,7 +73,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
         await mkdir(cwd);
         const scriptArguments = ['plain', 'with space', '', 'ünïcödé ✓', '--not-an-option'];
         const env = { GHOST_TESTKIT_VISIBLE: 'yes', GHOST_TESTKIT_EMPTY: '' };
-        const run = await harness.runNode(describeProcessProbe, { workspace, cwd, env }, scriptArguments);
+        const run = await harness.runNode(processReportProbe, { workspace, cwd, env }, scriptArguments);
         const report = harness.report<{
           argv: string[];
           execArgv: string[];
@@ -81,7 +81,7 @@ export function contractCases(context: SuiteContext): ConformanceCase[] {
           cwd: string;
         }>(run);
         expect(report.argv).toEqual(scriptArguments);
-        expect(report.execArgv).toEqual(['-e', describeProcessProbe]);
+        expect(report.execArgv).toEqual(['-e', processReportProbe]);
         expect(report.cwd).toBe(cwd);
         // Without environmentIsolation the backend may add variables; the ones asked for must still arrive.
         if (capabilities.environmentIsolation) expect(withoutWorkingDirectory(report.env, cwd)).toEqual(env);
