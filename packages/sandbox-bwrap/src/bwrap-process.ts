@@ -297,7 +297,7 @@ function bwrapProcessTree(
       hasEnded = cgroup === undefined || (await cgroup.members()).length === 0;
       return hasEnded;
     },
-    async describeSurvivors() {
+    async summarizeSurvivors() {
       const survivors = [
         ...new Set([
           ...(await processesInPidNamespace(namespaceInode)),

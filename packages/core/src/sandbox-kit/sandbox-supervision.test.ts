@@ -285,7 +285,7 @@ describe.runIf(process.platform === 'linux')('superviseSandboxProcess (Linux: re
             process.kill(-groupId, 'SIGKILL');
             return false;
           },
-          describeSurvivors: async () => 'process 4242 of the test tree',
+          summarizeSurvivors: async () => 'process 4242 of the test tree',
           release: async () => {
             throw new Error('the cgroup is busy');
           },
