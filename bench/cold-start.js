@@ -58,7 +58,7 @@ function summarise(name, samples) {
 }
 
 /** `count modules (n from m typebox copies)` for a counting run's list. */
-function describeModules(modules) {
+function formatModules(modules) {
   const typeboxRoots = new Set();
   let typeboxModules = 0;
   for (const url of modules) {
@@ -103,7 +103,7 @@ export async function coldStartFigures({ runs = 9 } = {}) {
   const modules = [];
   for (const step of ['import-core', 'import-code-mode', 'tool']) {
     const counted = await runChild(step, { countModules: true });
-    modules.push(`${step}: ${describeModules(counted.modules)}`);
+    modules.push(`${step}: ${formatModules(counted.modules)}`);
   }
   return { results: [...samples].map(([name, values]) => summarise(name, values)), modules };
 }

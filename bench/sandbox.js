@@ -36,7 +36,7 @@ export async function sandboxFigures() {
   const results = [];
   results.push(
     await measureSamples('spawn → exit of `node -e 0`, plain child (unrestricted)', () =>
-      spawnToExit(unrestrictedSandbox, { network: 'host' }),
+      spawnToExit(unrestrictedSandbox, { network: 'shared' }),
     ),
   );
   results.push(

@@ -4,7 +4,7 @@ import { chooseDemoModel } from './demo-model.js';
 import { createResearchAgent, firstQuestion, followUpQuestion } from './research-agent.js';
 
 /** Names the sandbox that contained the program and what it enforced, as its own detection reports. */
-async function describeSandbox(sandbox: SandboxBackendV1 | undefined): Promise<string> {
+async function formatSandbox(sandbox: SandboxBackendV1 | undefined): Promise<string> {
   if (sandbox === undefined) return 'none (no program ran)';
   if (sandbox.name === 'unrestricted')
     return "'unrestricted': a plain child process with a cleared environment and a private workspace, no OS sandbox";
@@ -121,7 +121,7 @@ async function runDemoTurn(
   write(`outcome: ${run.outcome}\n`);
   write(`turns:   ${run.result?.turns ?? 0}, tool calls: ${run.result?.toolCalls ?? 0}\n`);
   write(`usage:   ${formatUsage(run.usage)} tokens\n`);
-  write(`sandbox: ${await describeSandbox(run.sandbox)}\n`);
+  write(`sandbox: ${await formatSandbox(run.sandbox)}\n`);
   write(`time:    ${formatMs(performance.now() - startedAt)}\n`);
   write(
     `session: '${conversation.session.id}' of ${conversation.session.actor}, ${run.session?.messageCount ?? 0} messages in ${conversation.path}\n`,

@@ -43,7 +43,7 @@ describe('the prlimit example backend', () => {
       env: {},
       runtimePaths: [],
       workspace,
-      network: 'host',
+      network: 'shared',
     });
     await expect(spawning).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
     await expect(spawning).rejects.toThrow(command);

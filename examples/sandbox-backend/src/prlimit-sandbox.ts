@@ -51,7 +51,7 @@ export interface PrlimitSandboxOptions {
  * const backend = createPrlimitSandbox();
  * const workspace = await createSandboxWorkspace(); // from @ghost/core/sandbox
  * const child = await backend.spawn({ command: process.execPath, args: ['-e', 'spin()'], env: {},
- *   runtimePaths: [], workspace, network: 'host', limits: { cpuSeconds: 1 } });
+ *   runtimePaths: [], workspace, network: 'shared', limits: { cpuSeconds: 1 } });
  * (await child.exited).limitExceeded; // 'cpuSeconds'
  * ```
  */

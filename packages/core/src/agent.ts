@@ -34,7 +34,7 @@ export interface AgentDefinition<OutputSchema extends TSchema | undefined = TSch
   /** A model, or a `provider:model` id resolved through the runtime's registry. */
   readonly model: ModelV1 | string;
   /**
-   * Tools made with `defineTool()`, and tool sources (such as an MCP server from `@ghost/mcp`)
+   * Tools made with `defineTool()`, and tool sources (such as an MCP server from `@ghost/mcp-client`)
    * whose tools are known when a run starts and may change while it runs.
    */
   readonly tools?: readonly (Tool | ToolSource)[];

@@ -115,7 +115,7 @@ const sizeLimitCodes: Readonly<Record<ModelStreamSizeLimit, string>> = {
 };
 
 /** `16 MiB (16,777,216 bytes)`, or the plain count under a KiB. */
-function describeBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const exact = `${bytes.toLocaleString('en-US')} bytes`;
   if (bytes < 1024) return exact;
   const units = ['KiB', 'MiB', 'GiB'];
@@ -142,9 +142,9 @@ export function modelStreamLimitError(
 ): ModelResponseError {
   const what = {
     maxToolCallsPerAnswer: `calls more than ${value.toLocaleString('en-US')} tools in one answer`,
-    maxToolCallBytes: `sent a tool call whose arguments pass ${describeBytes(value)}`,
-    maxAnswerBytes: `sent an answer longer than ${describeBytes(value)}`,
-    maxStreamEventBytes: `sent a stream event longer than ${describeBytes(value)}`,
+    maxToolCallBytes: `sent a tool call whose arguments pass ${formatBytes(value)}`,
+    maxAnswerBytes: `sent an answer longer than ${formatBytes(value)}`,
+    maxStreamEventBytes: `sent a stream event longer than ${formatBytes(value)}`,
   }[limit];
   return new ModelResponseError(
     `${provider} ${what} (the limit ${limit}), so Ghost stopped reading its answer. If a real answer needs more, raise limits.${limit} of the agent.`,

@@ -85,7 +85,7 @@ export async function streamTurn(
     if (signal.aborted) throw stopReason(signal);
     if (GhostError.isInstance(error)) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new ModelError(`${answer.describeModel} failed on turn ${turn}: ${message}`, {
+    throw new ModelError(`${answer.formatModel} failed on turn ${turn}: ${message}`, {
       cause: error,
     });
   } finally {
@@ -99,7 +99,7 @@ export async function streamTurn(
 
 /** The answer of one turn as its parts arrive: text, reasoning and tool calls, counted against the limits. */
 class StreamedAnswer {
-  readonly describeModel: string;
+  readonly formatModel: string;
   readonly #context: TurnContext;
   readonly #hiddenIndexes = new Set<number>();
   readonly #calls = new Map<number, StreamedToolCall>();
@@ -116,14 +116,14 @@ class StreamedAnswer {
 
   constructor(context: TurnContext) {
     this.#context = context;
-    this.describeModel = `Model ${context.model.provider}:${context.model.modelId}`;
+    this.formatModel = `Model ${context.model.provider}:${context.model.modelId}`;
   }
 
   /** Takes one part of the stream; returns how many milliseconds longer to wait for the next. */
   accept(part: ModelStreamPart): number {
     if (this.#finish !== undefined) {
       throw new ModelResponseError(
-        `${this.describeModel} sent a '${part.type}' part after 'finish' on turn ${this.#context.turn}.`,
+        `${this.formatModel} sent a '${part.type}' part after 'finish' on turn ${this.#context.turn}.`,
       );
     }
     if (part.type !== 'retry') this.#hasOutput = true;
@@ -176,18 +176,18 @@ class StreamedAnswer {
     const finish = this.#finish;
     if (finish === undefined) {
       throw new ModelResponseError(
-        `${this.describeModel}'s stream ended on turn ${turn} without a 'finish' part, so its answer may be incomplete.`,
+        `${this.formatModel}'s stream ended on turn ${turn} without a 'finish' part, so its answer may be incomplete.`,
       );
     }
     const raw = finish.rawReason === undefined ? '' : ` (${finish.rawReason})`;
     if (finish.reason === 'content-filter') {
       throw new ModelContentFilterError(
-        `${this.describeModel}'s answer was stopped by the provider's content filter on turn ${turn}${raw}.`,
+        `${this.formatModel}'s answer was stopped by the provider's content filter on turn ${turn}${raw}.`,
         { provider: model.provider },
       );
     }
     if (finish.reason === 'error') {
-      throw new ModelResponseError(`${this.describeModel} finished turn ${turn} with an error${raw}.`, {
+      throw new ModelResponseError(`${this.formatModel} finished turn ${turn} with an error${raw}.`, {
         provider: model.provider,
       });
     }
@@ -232,7 +232,7 @@ class StreamedAnswer {
   #retry(part: Extract<ModelStreamPart, { type: 'retry' }>): number {
     if (this.#hasOutput) {
       throw new ModelResponseError(
-        `${this.describeModel} retried its request on turn ${this.#context.turn} after its answer had begun; a provider retries only before its first part.`,
+        `${this.formatModel} retried its request on turn ${this.#context.turn} after its answer had begun; a provider retries only before its first part.`,
       );
     }
     this.#emit('model_retry', {

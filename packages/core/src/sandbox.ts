@@ -15,13 +15,13 @@ export interface SandboxCapabilities {
   readonly processTreeOwnership: boolean;
   /** The sandboxed process cannot start other programs (seccomp, a deny-exec profile). */
   readonly subprocessDenial: boolean;
-  /** `network: 'none'` is enforced: no route to the host's network, not even loopback services. */
+  /** `network: 'none'` is enforced: no route to the machine's network, not even loopback services. */
   readonly networkIsolation: boolean;
   /**
    * Only `runtimePaths` (read-only) and the workspace (writable) are visible; the rest of the
-   * filesystem is not. Nothing the process does changes the host beyond the workspace: it never
+   * filesystem is not. Nothing the process does changes the machine beyond the workspace: it never
    * runs as real root (when the parent is root, it runs as an unprivileged user), `/proc/sys` is
-   * read-only, the workspace is mounted `nosuid,nodev`, and the host's name and kernel command
+   * read-only, the workspace is mounted `nosuid,nodev`, and the machine's name and kernel command
    * line are hidden.
    */
   readonly filesystemIsolation: boolean;
@@ -105,8 +105,11 @@ export interface SandboxDetection {
   readonly checks?: readonly SandboxCheck[];
 }
 
-/** Network access for a sandboxed process. */
-export type SandboxNetwork = 'none' | 'host';
+/**
+ * Network access for a sandboxed process: `'none'` (no network) or `'shared'` (the machine's
+ * network, shared with the parent).
+ */
+export type SandboxNetwork = 'none' | 'shared';
 
 /**
  * Resource limits for one sandboxed process. A limit left out is not applied by the backend;
@@ -155,7 +158,10 @@ export interface SandboxSpawnSpec {
   readonly workspace: string;
   /** The working directory, inside the workspace or a runtime path. Default: the workspace. */
   readonly cwd?: string;
-  /** Default `'none'`. `'host'` shares the host's network and must be asked for explicitly. */
+  /**
+   * Default `'none'`. `'shared'` shares the machine's network (the process reaches what the parent
+   * reaches) and must be asked for explicitly.
+   */
   readonly network?: SandboxNetwork;
   /**
    * Default `'allow'`. `'deny'`: the process may not start other processes or programs (no

@@ -151,7 +151,7 @@ export function summarizeError(error: unknown): ErrorSummary {
   return { name: typeof error, code: undefined, message: String(error) };
 }
 
-function describeProblems(problems: readonly SchemaProblem[]): string {
+function formatProblems(problems: readonly SchemaProblem[]): string {
   const shown = problems.slice(0, 5).map((problem) => `${problem.path || '/'}: ${problem.message}`);
   if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
   return shown.join('; ');
@@ -236,7 +236,7 @@ export async function runToolCall(
     // The compiler loads once per process, off the event loop's critical path where it can.
     await loadSchemaCompiler();
     const problems = tool.validateInput(request.input);
-    if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${describeProblems(problems)}`);
+    if (problems.length > 0) throw new ToolCallRejection(`Invalid tool input: ${formatProblems(problems)}`);
     const exhausted = isControl ? undefined : environment.budget.take();
     if (exhausted !== undefined) throw new ToolCallRejection(budgetRefusal(environment.budget, exhausted));
     // A person's decision, in one place for direct and brokered calls; the wait is not the tool's time.
@@ -371,7 +371,7 @@ async function executeUnderLimits(
     const problems = tool.validateOutput(json.value);
     if (problems.length > 0) {
       throw new ToolResultInvalidError(
-        `Tool '${tool.name}' returned a value that does not match its output schema: ${describeProblems(problems)}.`,
+        `Tool '${tool.name}' returned a value that does not match its output schema: ${formatProblems(problems)}.`,
       );
     }
     return { value: json.value, artifacts: result.artifacts };

@@ -25,7 +25,7 @@ export interface OpenedToolSource {
 
 /**
  * Tools that are known only when a run starts, or that change while it runs, such as the tools of
- * an MCP server (`mcpTools()` and `mcpServer()` from `@ghost/mcp`). An agent's `tools` list takes
+ * an MCP server (`mcpTools()` and `mcpServer()` from `@ghost/mcp-client`). An agent's `tools` list takes
  * sources beside plain tools: each run opens every source (in parallel; a failure fails the run),
  * merges their tools with the plain ones (a name used twice is an error) and closes the sources
  * when it ends.

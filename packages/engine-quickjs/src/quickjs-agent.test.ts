@@ -77,7 +77,7 @@ describe('cleanupSeconds', () => {
         capabilities: { ...(await unrestrictedSandbox.detect()).capabilities, processTreeOwnership: true },
       }),
       async spawn(spec) {
-        const child = await unrestrictedSandbox.spawn({ ...spec, network: 'host' });
+        const child = await unrestrictedSandbox.spawn({ ...spec, network: 'shared' });
         const neverCloses: SandboxProcess = {
           ...child,
           channel: child.channel,

@@ -152,7 +152,7 @@ class V8Guest implements PreparedGuest {
       script = await this.#isolate.compileScript(programScript(program.source), { filename: 'program.js' });
     } catch (error) {
       // The parent parses every program first; this is V8 disagreeing with that parser.
-      return { status: 'error', error: describeError(error) };
+      return { status: 'error', error: formatError(error) };
     }
     const turns = new GuestTurnLoop(program, this.#limits);
     this.#turns = turns;
@@ -247,7 +247,7 @@ class V8Guest implements PreparedGuest {
     if (this.#interrupted === undefined && isMemoryLimit(error)) {
       this.#interrupted = 'memory';
     }
-    return { status: 'error', error: describeError(error) };
+    return { status: 'error', error: formatError(error) };
   }
 
   #complete(completion: ProgramCompletion): void {
@@ -299,7 +299,7 @@ function countCalls(json: string): number {
   }
 }
 
-function describeError(error: unknown): string {
+function formatError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return `Uncaught ${String(error)}`;
 }

@@ -1,6 +1,6 @@
 import type { Tool } from '@ghost/core';
 import { CleanupError } from '@ghost/core/plugin';
-import { type McpServerTools, type McpToolsOptions, mcpTools } from '@ghost/mcp';
+import { type McpServerTools, type McpToolsOptions, mcpTools } from '@ghost/mcp-client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { GhostMcpConfig, GhostMcpHttpServer, GhostMcpStdioServer } from './ghost-mcp-config.js';
 
@@ -39,7 +39,7 @@ async function closeAll(servers: readonly McpServerTools[]): Promise<void> {
 
 /**
  * Connects to the MCP servers a config names, all at once, through `mcpTools()` from
- * `@ghost/mcp`, and returns their tools (named `<server>_<tool>`) as they were listed at start.
+ * `@ghost/mcp-client`, and returns their tools (named `<server>_<tool>`) as they were listed at start.
  * When one cannot be reached, the others are disconnected and the error says which failed.
  */
 export async function openConfigServerTools(config: GhostMcpConfig): Promise<ConfigServerTools> {

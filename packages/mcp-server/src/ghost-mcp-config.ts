@@ -85,7 +85,7 @@ function isRecord(value: unknown): value is JsonRecord {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
+function formatValue(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (value === null) return 'null';
   return typeof value === 'object' ? 'an object' : JSON.stringify(value);
@@ -120,7 +120,7 @@ class ConfigReader {
 
   string(value: unknown, where: string, code?: GhostMcpConfigErrorCode): string {
     if (typeof value !== 'string' || value === '')
-      this.fail(`${where} is a non-empty string, not ${describe(value)}.`, code);
+      this.fail(`${where} is a non-empty string, not ${formatValue(value)}.`, code);
     return value;
   }
 
@@ -208,7 +208,7 @@ class ConfigReader {
     this.checkKeys(value, known, 'limits');
     for (const [key, limit] of Object.entries(value)) {
       if (typeof limit !== 'number' || !Number.isFinite(limit) || limit <= 0) {
-        this.fail(`limits.${key} is a number greater than 0, not ${describe(limit)}.`);
+        this.fail(`limits.${key} is a number greater than 0, not ${formatValue(limit)}.`);
       }
     }
     return value as Partial<CodeModeLimits>;
@@ -222,7 +222,7 @@ class ConfigReader {
       port !== undefined &&
       (!Number.isInteger(port) || (port as number) < 0 || (port as number) > 65_535)
     ) {
-      this.fail(`http.port is a whole number from 0 to 65535, not ${describe(port)}.`);
+      this.fail(`http.port is a whole number from 0 to 65535, not ${formatValue(port)}.`);
     }
     const host = this.optionalString(value.host, 'http.host');
     const counts: Partial<Record<(typeof httpCounts)[number], number>> = {};
@@ -230,7 +230,7 @@ class ConfigReader {
       const count = value[key];
       if (count === undefined) continue;
       if (!Number.isInteger(count) || (count as number) < 1) {
-        this.fail(`http.${key} is a whole number greater than 0, not ${describe(count)}.`);
+        this.fail(`http.${key} is a whole number greater than 0, not ${formatValue(count)}.`);
       }
       counts[key] = count as number;
     }
@@ -254,7 +254,7 @@ export function parseGhostMcpConfig(json: unknown, path: string): GhostMcpConfig
   // Annotated so that calls to its never-returning fail() narrow types.
   const reader: ConfigReader = new ConfigReader(path);
   if (!isRecord(json))
-    reader.fail(`the config is a JSON object such as { "servers": { ... } }, not ${describe(json)}.`);
+    reader.fail(`the config is a JSON object such as { "servers": { ... } }, not ${formatValue(json)}.`);
   reader.checkKeys(json, topLevelKeys, 'The config');
   const servers: Record<string, GhostMcpStdioServer | GhostMcpHttpServer> = {};
   if (json.servers !== undefined) {
@@ -275,11 +275,13 @@ export function parseGhostMcpConfig(json: unknown, path: string): GhostMcpConfig
   const sandbox = reader.optionalString(json.sandbox, 'sandbox');
   const { placement } = json;
   if (placement !== undefined && !placements.includes(placement as CodeModePlacement)) {
-    reader.fail(`placement is "process", "session" or "thread", not ${describe(placement)}.`);
+    reader.fail(`placement is "process", "session" or "thread", not ${formatValue(placement)}.`);
   }
   const window = json.observationWindowMs;
   if (window !== undefined && (typeof window !== 'number' || !Number.isFinite(window) || window <= 0)) {
-    reader.fail(`observationWindowMs is a number of milliseconds greater than 0, not ${describe(window)}.`);
+    reader.fail(
+      `observationWindowMs is a number of milliseconds greater than 0, not ${formatValue(window)}.`,
+    );
   }
   return Object.freeze({
     path,

@@ -132,9 +132,9 @@ describe('bwrapArguments', () => {
     expect(args.slice(args.indexOf('--'))).toEqual(['--', '/usr/bin/node', 'host.js', '--flag']);
   });
 
-  it("shares the host's network only when asked", () => {
+  it("shares the machine's network only when asked", () => {
     const shared = bwrapArguments(
-      { ...plan, network: 'host' },
+      { ...plan, network: 'shared' },
       { paths, sharedLibraries: [], identity: parentIdentity, emptyFileFd: 3, infoFd: 4 },
     );
     expect(shared).not.toContain('--unshare-net');

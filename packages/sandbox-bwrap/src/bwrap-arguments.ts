@@ -1,7 +1,7 @@
 import type { SandboxPathPlan, SandboxSpawnPlan } from '@ghost/core/sandbox';
 import type { BwrapIdentity, ProgramIds } from './bwrap-identity.js';
 
-/** What {@link bwrapArguments} needs besides the plan: paths found on the host and fd numbers. */
+/** What {@link bwrapArguments} needs besides the plan: paths found on the machine and fd numbers. */
 export interface BwrapLayout {
   /** The plan's paths made real, and the links to recreate (`planSandboxPaths` in `@ghost/core/sandbox`). */
   readonly paths: SandboxPathPlan;
@@ -36,7 +36,7 @@ const dropCapabilities = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_RE
 
 /**
  * The bubblewrap command line for one sandboxed process: new pid, ipc, uts, cgroup, mount and
- * (unless `network: 'host'`) net namespaces, no capabilities, a read-only tmpfs root holding only
+ * (unless `network: 'shared'`) net namespaces, no capabilities, a read-only tmpfs root holding only
  * the runtime paths and the command's libraries (bound read-only at their real paths, with the
  * links that lead to them outside every bound path recreated), the workspace writable, a fresh `/proc` with `/proc/sys` read-only and the kernel command line and
  * pid 1 covered, a read-only minimal `/dev`, a neutral host name, the environment cleared and set
@@ -60,7 +60,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup',
-    ...(plan.network === 'host' ? [] : ['--unshare-net']),
+    ...(plan.network === 'shared' ? [] : ['--unshare-net']),
     // No user namespaces inside: the seccomp filter denies unshare too, this is the second lock.
     // bubblewrap offers it only inside a user namespace of its own; with a root parent the filter
     // is the one lock (docs/decisions/2026-12-04-root-parent-identity.md).
@@ -107,7 +107,7 @@ export function bwrapArguments(plan: SandboxSpawnPlan, layout: BwrapLayout): str
  * - `/proc/sys` read-only, whatever bubblewrap decides. bubblewrap covers it only where
  *   `access(W_OK)` on the directory succeeds, and for a sandbox whose uid is real root it fails
  *   (the directory is 0555 and no capability overrides that), so ~200 kernel settings stayed
- *   writable. The source is the host's `/proc/sys`: every setting there reads the namespaces of
+ *   writable. The source is the machine's `/proc/sys`: every setting there reads the namespaces of
  *   the process asking, so it shows the same values as the sandbox's own.
  * - `/proc/cmdline`, the kernel command line (boot options, sometimes tokens), by an empty file.
  * - `/proc/1`, bubblewrap's init, by an empty read-only directory. With a non-root parent it runs
@@ -203,7 +203,7 @@ function mounts(plan: SandboxSpawnPlan, layout: BwrapLayout): string[] {
  * The directories bubblewrap would create in the tmpfs root on the way to `destinations`, parents
  * first, to be made ahead with mode 0755: bubblewrap makes them itself (for a bind, and for a
  * link's parents) with a mode that depends on its version (0700 for 0.8 here), which the unprivileged identity of a root parent could not
- * search. Directories that are destinations, or inside one, are the host's and left alone.
+ * search. Directories that are destinations, or inside one, are the machine's and left alone.
  */
 function leadingDirectories(destinations: readonly string[]): string[] {
   const isBound = (path: string) =>

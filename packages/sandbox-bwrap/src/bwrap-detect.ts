@@ -14,7 +14,7 @@ import {
   type SandboxProcess,
 } from '@ghost/core/sandbox';
 import { type BwrapIdentity, defaultUnprivilegedIds, programIdsOf } from './bwrap-identity.js';
-import type { HostTools } from './bwrap-launch.js';
+import type { MachineTools } from './bwrap-launch.js';
 import type { BwrapProcessOptions } from './bwrap-process.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
 import {
@@ -34,7 +34,7 @@ const run = promisify(execFile);
 /** What the backend found on this machine: the answer of `detect()` and what `spawn` runs with. */
 export interface BwrapEnvironment {
   readonly detection: SandboxDetection;
-  readonly tools?: HostTools;
+  readonly tools?: MachineTools;
   readonly architecture?: SeccompArchitecture;
   readonly cgroups?: CgroupSupport;
   /** Who programs run as: the parent's ids, or ids of their own from a range when the parent is root. */
@@ -78,7 +78,7 @@ export async function detectBwrap(
   if (process.platform !== 'linux') {
     return unavailable(`bubblewrap runs only on Linux, and this is ${process.platform}.`);
   }
-  const tools = await findHostTools(options, checks);
+  const tools = await findMachineTools(options, checks);
   if (typeof tools === 'string') return unavailable(tools);
   const program = await programIdentity(options, checks);
   if (typeof program === 'string') return unavailable(program);
@@ -109,10 +109,10 @@ export async function detectBwrap(
 }
 
 /** bubblewrap and the launcher's tools (bash, prlimit); or what is missing, as the reason to show. */
-async function findHostTools(
+async function findMachineTools(
   options: BwrapSandboxOptions,
   checks: SandboxCheck[],
-): Promise<HostTools | string> {
+): Promise<MachineTools | string> {
   const bwrap = await findExecutable(options.bwrapPath ?? 'bwrap');
   if (bwrap === undefined) {
     checks.push({ name: 'bubblewrap', status: 'missing', detail: 'bwrap is not installed' });
@@ -270,7 +270,7 @@ interface Proof {
  * joining the cgroup is what failed.
  */
 async function proveSandbox(
-  tools: HostTools,
+  tools: MachineTools,
   architecture: SeccompArchitecture,
   cgroups: CgroupSupport | undefined,
   identity: BwrapIdentity,
@@ -290,7 +290,7 @@ async function proveSandbox(
 
 /** What one probe runs with. */
 interface SandboxProbe {
-  readonly tools: HostTools;
+  readonly tools: MachineTools;
   readonly architecture: SeccompArchitecture;
   readonly cgroups: CgroupSupport | undefined;
   readonly identity: BwrapIdentity;

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { ConfigurationError } from '@ghost/core/sandbox';
 
 /**
- * The host ids a root parent's programs run as: each program gets uid and gid `first + n`, where `n`
+ * The ids outside the sandbox that a root parent's programs run as: each program gets uid and gid `first + n`, where `n`
  * is the pid of its launcher, a process that lives as long as the sandbox does, so no two
  * sandboxes on the machine (in one pid namespace) ever share an identity. `count` must be at least
  * the kernel's `pid_max`, so every pid has an id.
@@ -96,7 +96,7 @@ export function programIdsOf(ids: UnprivilegedIds, launcherPid: number): Program
 }
 
 /** One line for `detect()`'s checks and `ghost-doctor`: who programs run as, and by what means. */
-export function describeBwrapIdentity(identity: BwrapIdentity): string {
+export function formatBwrapIdentity(identity: BwrapIdentity): string {
   if (identity.kind === 'parent') {
     return `programs run as uid ${identity.uid}, gid ${identity.gid}, the parent's own, mapped alone into a user namespace of each program's own`;
   }

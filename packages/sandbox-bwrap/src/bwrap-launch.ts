@@ -8,11 +8,11 @@ export const launcherFailureCode = 125;
 export const parentGoneCode = 124;
 
 /**
- * The host programs a launch goes through, found by {@link findHostTools}: bash closes stray
+ * The machine's programs a launch goes through, found by {@link findMachineTools}: bash closes stray
  * descriptors and joins the cgroups, prlimit sets the rlimits, bwrap builds the sandbox. Each
  * `exec`s the next, so all three are one process, the pid Node spawned.
  */
-export interface HostTools {
+export interface MachineTools {
   readonly bwrap: string;
   readonly bash: string;
   readonly prlimit: string;
@@ -64,7 +64,7 @@ const launcherScript = [
 
 /** What {@link launchCommand} puts in front of bubblewrap's own arguments. */
 export interface LaunchOptions {
-  readonly tools: HostTools;
+  readonly tools: MachineTools;
   /** The lowest descriptor the launcher closes: everything below it is a pipe Node set up on purpose. */
   readonly keepBelow: number;
   /** The descriptor the launcher reads its go line from (at or above `keepBelow`, so closed after). */

@@ -72,7 +72,7 @@ console.log(JSON.stringify({
 }));
 `;
 
-/** The sandboxed program: who it is, and what of the host and of pid 1 it can reach. */
+/** The sandboxed program: who it is, and what of the machine and of pid 1 it can reach. */
 const probeScript = `
 const fs = require('fs');
 const os = require('os');
@@ -97,7 +97,7 @@ console.log(JSON.stringify({
 
 describe('bwrap with a non-root parent', () => {
   it.skipIf(skipReason !== undefined)(
-    `runs programs as the parent's uid in a user namespace, with /proc/sys read-only, pid 1 covered and the host's details hidden, and ghost-doctor says so${skipped}`,
+    `runs programs as the parent's uid in a user namespace, with /proc/sys read-only, pid 1 covered and the machine's details hidden, and ghost-doctor says so${skipped}`,
     async () => {
       const leaseBreakTime = readFileSync('/proc/sys/fs/lease-break-time', 'utf8');
       const { stdout } = await run(

@@ -22,7 +22,7 @@ import {
 } from '@ghost/core/sandbox';
 import { bwrapArguments, programIdPositions } from './bwrap-arguments.js';
 import { type BwrapIdentity, type ProgramIds, programIdsOf } from './bwrap-identity.js';
-import { type HostTools, launchCommand, launcherFailureCode, parentGoneCode } from './bwrap-launch.js';
+import { launchCommand, launcherFailureCode, type MachineTools, parentGoneCode } from './bwrap-launch.js';
 import type { SandboxCgroup } from './cgroups.js';
 import {
   pidNamespaceEnded,
@@ -41,7 +41,7 @@ const startFailureDrainMilliseconds = 250;
 
 /** What bubblewrap writes to `--info-fd` once the sandbox exists. */
 interface SandboxInfo {
-  /** The host pid of the pid namespace's init (bubblewrap's reaper); killing it ends the namespace. */
+  /** The pid, seen from outside, of the pid namespace's init (bubblewrap's reaper); killing it ends the namespace. */
   readonly 'child-pid': number;
   readonly 'pid-namespace': number;
 }
@@ -51,13 +51,13 @@ export interface BwrapProcessOptions {
   readonly plan: SandboxSpawnPlan;
   /** The plan's paths made real, and the links to recreate. */
   readonly paths: SandboxPathPlan;
-  readonly tools: HostTools;
+  readonly tools: MachineTools;
   readonly sharedLibraries: readonly string[];
   /** Who the program runs as. */
   readonly identity: BwrapIdentity;
   /** The classic BPF program bubblewrap loads, when the backend filters system calls. */
   readonly seccompFilter?: Buffer;
-  /** The cgroup that bounds memory and processes, when the host offers one. */
+  /** The cgroup that bounds memory and processes, when the machine offers one. */
   readonly cgroup?: SandboxCgroup;
   /** When set, the parent enforces `memoryBytes` by sampling, because no cgroup does. */
   readonly sampledMemoryBytes?: number;
@@ -297,7 +297,7 @@ function bwrapProcessTree(
       hasEnded = cgroup === undefined || (await cgroup.members()).length === 0;
       return hasEnded;
     },
-    async describeSurvivors() {
+    async summarizeSurvivors() {
       const survivors = [
         ...new Set([
           ...(await processesInPidNamespace(namespaceInode)),

@@ -219,13 +219,13 @@ describe('bwrapSandbox', () => {
     expect((await runNode(script, { subprocesses: 'allow' })).stdout.trim()).toBe('7');
   });
 
-  it.skipIf(!hasBwrap)(`isolates the network unless 'host' is asked for${noBwrap}`, async () => {
+  it.skipIf(!hasBwrap)(`isolates the network unless 'shared' is asked for${noBwrap}`, async () => {
     const script = `const s = require('net').connect(9, '127.0.0.1');
       s.on('error', (e) => console.log(e.code)); s.on('connect', () => { console.log('connected'); s.destroy(); });`;
     // No network: the socket call itself is refused by seccomp, before any route is looked up.
     expect((await runNode(script)).stdout.trim()).toBe('EAFNOSUPPORT');
-    // The host's network: the connection is really attempted (nothing listens on port 9).
-    expect((await runNode(script, { network: 'host' })).stdout.trim()).toBe('ECONNREFUSED');
+    // The shared network: the connection is really attempted (nothing listens on port 9).
+    expect((await runNode(script, { network: 'shared' })).stdout.trim()).toBe('ECONNREFUSED');
   });
 
   it.skipIf(!hasBwrap)(`ends a CPU spin at cpuSeconds and names the limit${noBwrap}`, async () => {

@@ -64,7 +64,7 @@ function checkDetectionCache(choice: unknown): void {
 
 /**
  * Creates the bubblewrap backend. Every process it starts gets new pid, ipc, uts, cgroup, mount and
- * (unless `network: 'host'`) net namespaces, no capabilities and no new privileges, a seccomp
+ * (unless `network: 'shared'`) net namespaces, no capabilities and no new privileges, a seccomp
  * filter, a read-only root holding only the runtime paths and the command's shared libraries, the
  * workspace as the one writable place, a read-only `/proc/sys`, a cleared environment, rlimits for
  * CPU, file size, open files and core dumps, and a cgroup (or parent-side sampling) for memory and

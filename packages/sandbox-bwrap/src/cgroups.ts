@@ -5,7 +5,7 @@ import { type ReapRegistration, reapOnParentDeath } from '@ghost/core/sandbox';
 
 /**
  * Where this process may create cgroups that bound a sandbox's memory and process count, found
- * without root by looking at the process's own cgroups. Each controller is optional: a host may
+ * without root by looking at the process's own cgroups. Each controller is optional: a machine may
  * delegate one and not the other.
  */
 export interface CgroupSupport {

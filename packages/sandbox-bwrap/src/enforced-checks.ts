@@ -1,8 +1,8 @@
 import type { SandboxCheck } from '@ghost/core/sandbox';
-import { type BwrapIdentity, describeBwrapIdentity } from './bwrap-identity.js';
+import { type BwrapIdentity, formatBwrapIdentity } from './bwrap-identity.js';
 import type { BwrapSandboxOptions } from './bwrap-sandbox.js';
 import type { CgroupSupport } from './cgroups.js';
-import { describeSeccompPolicy, type SeccompArchitecture } from './seccomp-filter.js';
+import { formatSeccompPolicy, type SeccompArchitecture } from './seccomp-filter.js';
 
 /**
  * What a working backend enforces, check by check, for `ghost doctor`: namespaces, identity,
@@ -25,7 +25,7 @@ export function enforcedChecks(
           ? 'user (nested ones disabled), pid, ipc, uts, cgroup, net (unless network is asked for), mount'
           : 'pid, ipc, uts, cgroup, net (unless network is asked for), mount; no user namespace, as the parent is root (nested ones are denied by seccomp)',
     },
-    { name: 'identity', status: 'enforced', detail: describeBwrapIdentity(identity) },
+    { name: 'identity', status: 'enforced', detail: formatBwrapIdentity(identity) },
     {
       name: 'filesystem',
       status: 'enforced',
@@ -35,7 +35,7 @@ export function enforcedChecks(
     {
       name: 'seccomp',
       status: 'enforced',
-      detail: describeSeccompPolicy({ architecture, network: 'none', subprocesses: 'deny' }),
+      detail: formatSeccompPolicy({ architecture, network: 'none', subprocesses: 'deny' }),
     },
     {
       name: 'privileges',

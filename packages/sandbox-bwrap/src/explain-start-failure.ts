@@ -23,7 +23,7 @@ export function explainStartFailure(
   if (
     /setting up uid map|No permissions to creat(?:e|ing) new namespace|Operation not permitted/i.test(problem)
   ) {
-    return `bubblewrap is not allowed to create namespaces here (inside an unprivileged container, or blocked by a seccomp or LSM policy): run on the host, or give the container user namespaces (Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined). bubblewrap said: ${problem}`;
+    return `bubblewrap is not allowed to create namespaces here (inside an unprivileged container, or blocked by a seccomp or LSM policy): run outside the container, or give the container user namespaces (Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined). bubblewrap said: ${problem}`;
   }
   if (/seccomp/i.test(problem)) {
     return `bubblewrap could not load the seccomp filter: ${problem}`;

@@ -56,7 +56,7 @@ export function treeResidentBytesSync(root: number): number {
  * namespace when its init exits, and waits for them before the init becomes a zombie, so a gone or
  * zombie init proves that nothing the sandbox started still runs, whatever it did to leave its
  * parent (setsid, a double fork, a new process group). Processes outside cannot join: the seccomp
- * filter denies `setns`, and only a privileged host process could. A reused pid shows another
+ * filter denies `setns`, and only a privileged process outside could. A reused pid shows another
  * namespace, which also means ours is gone.
  */
 export async function pidNamespaceEnded(init: number, namespaceInode: number): Promise<boolean> {
@@ -69,7 +69,7 @@ export async function pidNamespaceEnded(init: number, namespaceInode: number): P
 }
 
 /**
- * The live (not zombie) processes in the pid namespace with this inode, looked up in the host's
+ * The live (not zombie) processes in the pid namespace with this inode, looked up in the machine's
  * /proc: a scan of every process, used to name the survivors when `close()` fails.
  */
 export async function processesInPidNamespace(namespaceInode: number): Promise<number[]> {

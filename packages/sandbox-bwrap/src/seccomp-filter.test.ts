@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   buildSeccompFilter,
-  describeSeccompPolicy,
+  formatSeccompPolicy,
   type SeccompArchitecture,
   type SeccompPolicy,
   seccompArchitecture,
@@ -21,8 +21,8 @@ const architectures: readonly SeccompArchitecture[] = ['x64', 'arm64'];
 const policies: readonly Omit<SeccompPolicy, 'architecture'>[] = [
   { network: 'none', subprocesses: 'deny' },
   { network: 'none', subprocesses: 'allow' },
-  { network: 'host', subprocesses: 'deny' },
-  { network: 'host', subprocesses: 'allow' },
+  { network: 'shared', subprocesses: 'deny' },
+  { network: 'shared', subprocesses: 'allow' },
 ];
 
 interface Instruction {
@@ -121,11 +121,11 @@ describe('the seccomp program', () => {
 
   it('kills any other ABI and, on x86_64, refuses x32 calls', () => {
     for (const architecture of architectures) {
-      const filter = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      const filter = buildSeccompFilter({ architecture, network: 'shared', subprocesses: 'allow' });
       expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000003 /* i386 */ })).toBe(killProcess);
       expect(evaluate(filter, architecture, { nr: 20, arch: 0x40000028 /* arm */ })).toBe(killProcess);
     }
-    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'allow' });
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'shared', subprocesses: 'allow' });
     expect(evaluate(x64, 'x64', { nr: 0x40000000 | 39 })).toBe(errnoAction(EPERM));
     expect(evaluate(x64, 'x64', { nr: 39 })).toBe(allow);
   });
@@ -134,7 +134,7 @@ describe('the seccomp program', () => {
     const high = 0xffffffff00000000n;
     for (const architecture of architectures) {
       const strict = buildSeccompFilter({ architecture, network: 'none', subprocesses: 'deny' });
-      const open = buildSeccompFilter({ architecture, network: 'host', subprocesses: 'allow' });
+      const open = buildSeccompFilter({ architecture, network: 'shared', subprocesses: 'allow' });
       const call = (syscall: FilteredSyscall, ...args: bigint[]) => ({
         nr: syscallNumber(architecture, syscall),
         args,
@@ -179,7 +179,7 @@ describe('the seccomp program', () => {
       expect(evaluate(open, architecture, call('execveat'))).toBe(allow);
       expect(evaluate(strict, architecture, call('execve', 1n, 2n, 3n))).toBe(allow);
     }
-    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'host', subprocesses: 'deny' });
+    const x64 = buildSeccompFilter({ architecture: 'x64', network: 'shared', subprocesses: 'deny' });
     expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'fork') })).toBe(errnoAction(EPERM));
     expect(evaluate(x64, 'x64', { nr: syscallNumber('x64', 'vfork') })).toBe(errnoAction(EPERM));
   });
@@ -213,11 +213,11 @@ describe('the seccomp program', () => {
   });
 
   it('describes the policy in one line', () => {
-    expect(describeSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
+    expect(formatSeccompPolicy({ architecture: 'x64', network: 'none', subprocesses: 'deny' })).toBe(
       'x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes',
     );
-    expect(describeSeccompPolicy({ architecture: 'arm64', network: 'host', subprocesses: 'allow' })).toBe(
-      'aarch64: 43 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; host network; subprocesses allowed',
+    expect(formatSeccompPolicy({ architecture: 'arm64', network: 'shared', subprocesses: 'allow' })).toBe(
+      'aarch64: 43 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; shared network; subprocesses allowed',
     );
   });
 });
@@ -407,7 +407,7 @@ int main(int argc, char **argv) {
 const workDirectory = mkdtempSync(join(tmpdir(), 'ghost-seccomp-'));
 afterAll(() => rmSync(workDirectory, { recursive: true, force: true }));
 
-const hostArchitecture = process.platform === 'linux' ? seccompArchitecture() : undefined;
+const machineArchitecture = process.platform === 'linux' ? seccompArchitecture() : undefined;
 const bwrap = '/usr/bin/bwrap';
 const sandboxArguments = [
   '--unshare-all',
@@ -439,7 +439,7 @@ const sandboxArguments = [
   '/probe',
 ];
 const canSandbox =
-  hostArchitecture !== undefined &&
+  machineArchitecture !== undefined &&
   existsSync(bwrap) &&
   spawnSync(bwrap, [...sandboxArguments, '--', '/usr/bin/true'], { timeout: 10_000 }).status === 0;
 const canProbe = canSandbox && compileProbe();
@@ -523,12 +523,12 @@ function probe(
   return results;
 }
 
-function hostPolicy(policy: Omit<SeccompPolicy, 'architecture'>): SeccompPolicy {
-  return { architecture: hostArchitecture as SeccompArchitecture, ...policy };
+function machinePolicy(policy: Omit<SeccompPolicy, 'architecture'>): SeccompPolicy {
+  return { architecture: machineArchitecture as SeccompArchitecture, ...policy };
 }
 
-const strict = () => hostPolicy({ network: 'none', subprocesses: 'deny' });
-const open = () => hostPolicy({ network: 'host', subprocesses: 'allow' });
+const strict = () => machinePolicy({ network: 'none', subprocesses: 'deny' });
+const open = () => machinePolicy({ network: 'shared', subprocesses: 'allow' });
 
 const deniedChecks = [
   'ptrace',
@@ -594,13 +594,13 @@ const noProbe = canProbe
 const noNode =
   canSandbox && nodeIsVisible ? '' : '(skipped: needs a working /usr/bin/bwrap and a node under /usr)';
 // The i386 and x32 ABIs exist only beside x86_64; on arm64 there is nothing to try.
-const noX32 = hostArchitecture === 'x64' ? '' : '(skipped: the i386 and x32 ABIs exist only on x86_64)';
+const noX32 = machineArchitecture === 'x64' ? '' : '(skipped: the i386 and x32 ABIs exist only on x86_64)';
 // Some kernels and hypervisors fault `int 0x80` from 64-bit code before seccomp sees it (IA-32
 // emulation off): the call is denied anyway, but there is nothing for the filter to kill. The
 // control run, with no filter, tells which kind of machine this is.
 const i386Works =
   canProbe &&
-  hostArchitecture === 'x64' &&
+  machineArchitecture === 'x64' &&
   runSandboxed(undefined, ['/probe/probe', 'i386_getpid']).status === 0;
 const noI386 = i386Works
   ? ''
@@ -653,7 +653,7 @@ describe('in a bubblewrap sandbox', () => {
 
   it.skipIf(!canProbe)(`denied system calls fail with EPERM under every policy ${noProbe}`, () => {
     for (const policy of policies) {
-      const results = probe(hostPolicy(policy), filterChecks);
+      const results = probe(machinePolicy(policy), filterChecks);
       expect(results).toEqual(Object.fromEntries(filterChecks.map((check) => [check, EPERM])));
     }
   });
@@ -677,7 +677,7 @@ describe('in a bubblewrap sandbox', () => {
     `the mount API fails with EPERM even for a process holding CAP_SYS_ADMIN in its namespace ${noSysAdmin}`,
     () => {
       for (const policy of policies) {
-        expect(probe(hostPolicy(policy), privilegedMountChecks, true)).toEqual(
+        expect(probe(machinePolicy(policy), privilegedMountChecks, true)).toEqual(
           Object.fromEntries(privilegedMountChecks.map((check) => [check, EPERM])),
         );
       }
@@ -692,14 +692,14 @@ describe('in a bubblewrap sandbox', () => {
     });
   });
 
-  it.skipIf(!canProbe || hostArchitecture !== 'x64')(
+  it.skipIf(!canProbe || machineArchitecture !== 'x64')(
     `on x86_64 x32 system calls fail with EPERM ${noProbe || noX32}`,
     () => {
       expect(probe(open(), ['x32_getpid'])).toEqual({ x32_getpid: EPERM });
     },
   );
 
-  it.skipIf(!canProbe || hostArchitecture !== 'x64' || !i386Works)(
+  it.skipIf(!canProbe || machineArchitecture !== 'x64' || !i386Works)(
     `on x86_64 an i386 system call kills the process ${noProbe || noX32 || noI386}`,
     () => {
       const run = runSandboxed(open(), ['/probe/probe', 'i386_getpid']);
@@ -710,7 +710,7 @@ describe('in a bubblewrap sandbox', () => {
 
   it.skipIf(!canProbe)(`with network 'none' only Unix sockets can be created ${noProbe}`, () => {
     const checks = ['socket_inet', 'socket_inet6', 'socketpair_inet', 'socket_unix', 'socketpair_unix'];
-    expect(probe(hostPolicy({ network: 'none', subprocesses: 'allow' }), checks)).toEqual({
+    expect(probe(machinePolicy({ network: 'none', subprocesses: 'allow' }), checks)).toEqual({
       socket_inet: EAFNOSUPPORT,
       socket_inet6: EAFNOSUPPORT,
       socketpair_inet: EAFNOSUPPORT,
@@ -719,9 +719,9 @@ describe('in a bubblewrap sandbox', () => {
     });
   });
 
-  it.skipIf(!canProbe)(`with network 'host' inet sockets can be created ${noProbe}`, () => {
+  it.skipIf(!canProbe)(`with network 'shared' inet sockets can be created ${noProbe}`, () => {
     const checks = ['socket_inet', 'socket_inet6', 'socket_unix'];
-    expect(probe(hostPolicy({ network: 'host', subprocesses: 'deny' }), checks)).toEqual({
+    expect(probe(machinePolicy({ network: 'shared', subprocesses: 'deny' }), checks)).toEqual({
       socket_inet: 0,
       socket_inet6: 0,
       socket_unix: 0,
@@ -732,7 +732,7 @@ describe('in a bubblewrap sandbox', () => {
     `with subprocesses 'deny' no process can be created, threads still can, and execve is not filtered ${noProbe}`,
     () => {
       const checks = [
-        ...(hostArchitecture === 'x64' ? ['fork'] : []),
+        ...(machineArchitecture === 'x64' ? ['fork'] : []),
         'clone_process',
         'clone3',
         'execveat_missing',
@@ -740,7 +740,7 @@ describe('in a bubblewrap sandbox', () => {
         'execve_missing',
       ];
       expect(probe(strict(), checks)).toEqual({
-        ...(hostArchitecture === 'x64' ? { fork: EPERM } : {}),
+        ...(machineArchitecture === 'x64' ? { fork: EPERM } : {}),
         clone_process: EPERM,
         clone3: ENOSYS,
         execveat_missing: EPERM,
@@ -774,7 +774,7 @@ describe('in a bubblewrap sandbox', () => {
     `node runs worker threads and WebAssembly under every policy ${noNode}`,
     () => {
       for (const policy of policies) {
-        const run = runSandboxed(hostPolicy(policy), [process.execPath, '-e', nodeProgram]);
+        const run = runSandboxed(machinePolicy(policy), [process.execPath, '-e', nodeProgram]);
         expect({ policy, stderr: run.stderr, status: run.status }).toEqual({ policy, stderr: '', status: 0 });
         expect(JSON.parse(run.stdout)).toEqual({ sum: 5, fromWorker: 42 });
       }
@@ -788,7 +788,7 @@ describe('in a bubblewrap sandbox', () => {
   it.skipIf(!canSandbox || !nodeIsVisible)(
     `node cannot start a child process when subprocesses are denied ${noNode}`,
     () => {
-      const run = runSandboxed(hostPolicy({ network: 'host', subprocesses: 'deny' }), [
+      const run = runSandboxed(machinePolicy({ network: 'shared', subprocesses: 'deny' }), [
         process.execPath,
         '-e',
         spawnProgram,
@@ -801,7 +801,7 @@ describe('in a bubblewrap sandbox', () => {
   it.skipIf(!canSandbox || !nodeIsVisible)(
     `node can start a child process when subprocesses are allowed ${noNode}`,
     () => {
-      const run = runSandboxed(hostPolicy({ network: 'none', subprocesses: 'allow' }), [
+      const run = runSandboxed(machinePolicy({ network: 'none', subprocesses: 'allow' }), [
         process.execPath,
         '-e',
         spawnProgram,

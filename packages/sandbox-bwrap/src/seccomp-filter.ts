@@ -10,9 +10,9 @@ export interface SeccompPolicy {
   /**
    * `'none'`: `socket()` and `socketpair()` work only for `AF_UNIX`; any other domain fails with
    * `EAFNOSUPPORT`, the answer of a kernel built without that family, so programs that probe for
-   * IPv6 or similar fall back instead of reporting a permission problem. `'host'`: no socket rule.
+   * IPv6 or similar fall back instead of reporting a permission problem. `'shared'`: no socket rule.
    */
-  readonly network: 'none' | 'host';
+  readonly network: 'none' | 'shared';
   /**
    * `'deny'`: no new processes. `fork`, `vfork` (x86_64 only; arm64 has neither), `clone` without
    * `CLONE_THREAD` and `execveat` fail with `EPERM`; threads keep working (`clone3` fails with
@@ -95,7 +95,7 @@ export function buildSeccompFilter(policy: SeccompPolicy): Buffer {
  * One line for diagnostics, such as
  * `"x86_64: 46 system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; sockets AF_UNIX only; no new processes"`.
  */
-export function describeSeccompPolicy(policy: SeccompPolicy): string {
+export function formatSeccompPolicy(policy: SeccompPolicy): string {
   const table = syscallTables[policy.architecture];
   let denied = 0;
   for (const rule of filterRules(policy)) {
@@ -103,7 +103,7 @@ export function describeSeccompPolicy(policy: SeccompPolicy): string {
       denied += 1;
     }
   }
-  const network = policy.network === 'none' ? 'sockets AF_UNIX only' : 'host network';
+  const network = policy.network === 'none' ? 'sockets AF_UNIX only' : 'shared network';
   const processes = policy.subprocesses === 'deny' ? 'no new processes' : 'subprocesses allowed';
   return `${table.kernelName}: ${denied} system calls denied, plus TIOCSTI/TIOCLINUX, personality changes and namespace clones; ${network}; ${processes}`;
 }
@@ -196,7 +196,7 @@ const alwaysDenied: readonly FilteredSyscall[] = [
   'reboot',
   'open_by_handle_at',
   'name_to_handle_at',
-  // The kernel log: the host's boot messages and devices, readable where kernel.dmesg_restrict is 0.
+  // The kernel log: the machine's boot messages and devices, readable where kernel.dmesg_restrict is 0.
   'syslog',
 ];
 

@@ -2,7 +2,7 @@
  * What a sandboxed Node process is given beyond its spec, each entry with the reason it is there
  * (written into the profile beside it). Each list is as short as Node needs: to start (dyld, the
  * system libraries, the facts libSystem, libuv and V8 read at start) and to run a program (time
- * zone, random bytes); with `network: 'host'`, to reach the network by name. Anything not listed
+ * zone, random bytes); with `network: 'shared'`, to reach the network by name. Anything not listed
  * is denied by the profile's `(deny default)`, so a missing entry fails closed, never open.
  */
 
@@ -115,7 +115,7 @@ export const sysctlReads: readonly SysctlAllowance[] = [
   { name: 'kern.usrstack64', match: 'name', reason: "where the main thread's stack is (V8's stack limit)" },
 ];
 
-/** Files read to resolve host names with `network: 'host'`. */
+/** Files read to resolve host names with `network: 'shared'`. */
 export const nameResolutionFiles: readonly PathAllowance[] = [
   { path: '/private/etc/hosts', match: 'literal', reason: 'names the hosts file defines' },
   {
@@ -129,10 +129,10 @@ export const nameResolutionFiles: readonly PathAllowance[] = [
 ];
 
 /**
- * Where host names are resolved with `network: 'host'`: getaddrinfo(3) asks mDNSResponder over
+ * Where host names are resolved with `network: 'shared'`: getaddrinfo(3) asks mDNSResponder over
  * this socket.
  */
 export const mdnsResponderSocket = '/private/var/run/mDNSResponder';
 
-/** The one Mach service a process may look up, with `network: 'host'` only. */
+/** The one Mach service a process may look up, with `network: 'shared'` only. */
 export const dnsConfigurationService = 'com.apple.SystemConfiguration.DNSConfiguration';

@@ -12,13 +12,13 @@ import {
 } from './seatbelt-allowlists.js';
 import {
   commandSection,
-  hostNetworkSection,
   librarySections,
   noNetworkSection,
   nullDeviceSection,
   pathwaySection,
   processSection,
   runtimeSection,
+  sharedNetworkSection,
   sysctlSection,
   systemFilesSection,
   systemLibrariesSection,
@@ -51,7 +51,7 @@ export interface SeatbeltPolicy {
  * and `/dev/null`. Executes: the command only, and with `subprocesses: 'allow'` the runtime paths
  * (no fork otherwise). Signals and process information: this process (or its sandbox, with
  * subprocesses). sysctls: a fixed list of machine and OS facts. Network: none, or with
- * `network: 'host'` every TCP and UDP address and host-name resolution.
+ * `network: 'shared'` every TCP and UDP address and host-name resolution.
  *
  * Every path is canonical ({@link MacPathResolver}). A path that is plain printable ASCII and
  * short is written into the profile as a string literal, so the profile reads on its own;
@@ -111,7 +111,7 @@ function profileSections(
   paths: ProfilePaths,
 ): SbplSection[] {
   const { command, runtimePaths, workspace, libraries, links } = canonical;
-  const isHostNetwork = plan.network === 'host';
+  const isSharedNetwork = plan.network === 'shared';
   const granted = [
     command,
     ...runtimePaths,
@@ -119,7 +119,7 @@ function profileSections(
     ...libraries,
     ...[...systemLibraries, ...systemFiles].map(({ path }) => path),
     nullDevice,
-    ...(isHostNetwork ? [...nameResolutionFiles.map(({ path }) => path), mdnsResponderSocket] : []),
+    ...(isSharedNetwork ? [...nameResolutionFiles.map(({ path }) => path), mdnsResponderSocket] : []),
   ];
   const readableRoots = [
     ...runtimePaths,
@@ -147,7 +147,7 @@ function profileSections(
     systemFilesSection(),
     nullDeviceSection(),
     sysctlSection(),
-    isHostNetwork ? hostNetworkSection() : noNetworkSection(),
+    isSharedNetwork ? sharedNetworkSection() : noNetworkSection(),
   ];
 }
 

@@ -62,9 +62,9 @@ describe('seatbeltProfile golden profiles (a reviewer reads src/golden/*.sb)', (
     await expect(profile).toMatchFileSnapshot('./golden/no-network.sb');
   });
 
-  it("network: 'host'", async () => {
-    const { profile } = generate({ ...baseSpec, network: 'host' });
-    await expect(profile).toMatchFileSnapshot('./golden/host-network.sb');
+  it("network: 'shared'", async () => {
+    const { profile } = generate({ ...baseSpec, network: 'shared' });
+    await expect(profile).toMatchFileSnapshot('./golden/shared-network.sb');
   });
 
   it("subprocesses: 'allow'", async () => {
@@ -196,7 +196,7 @@ describe('seatbeltProfile', () => {
     expect(rulesFor(generate(spec).rules, 'process-fork')).toHaveLength(1);
   });
 
-  it('has no network rule, Mach service or DNS file without network, and all of them with host', () => {
+  it('has no network rule, Mach service or DNS file without network, and all of them with a shared network', () => {
     const networkOperations = [
       'network-outbound',
       'network-inbound',
@@ -209,17 +209,17 @@ describe('seatbeltProfile', () => {
     expect(none.profile).not.toContain('hosts');
     expect(none.profile).not.toContain('net.routetable');
 
-    const host = generate({ ...baseSpec, network: 'host' });
-    for (const operation of networkOperations) expect(rulesFor(host.rules, operation)).not.toEqual([]);
-    const outbound = rulesFor(host.rules, 'network-outbound').flatMap((rule) =>
+    const shared = generate({ ...baseSpec, network: 'shared' });
+    for (const operation of networkOperations) expect(rulesFor(shared.rules, operation)).not.toEqual([]);
+    const outbound = rulesFor(shared.rules, 'network-outbound').flatMap((rule) =>
       rule.filters.map(writeSExpression),
     );
     expect(outbound).toEqual(
       expect.arrayContaining(['(remote tcp)', '(remote udp)', '(literal "/private/var/run/mDNSResponder")']),
     );
-    expect(rulesFor(host.rules, 'mach-lookup').flatMap((rule) => rule.filters.map(writeSExpression))).toEqual(
-      ['(global-name "com.apple.SystemConfiguration.DNSConfiguration")'],
-    );
+    expect(
+      rulesFor(shared.rules, 'mach-lookup').flatMap((rule) => rule.filters.map(writeSExpression)),
+    ).toEqual(['(global-name "com.apple.SystemConfiguration.DNSConfiguration")']);
   });
 
   it('allows only the listed sysctls, and never the host name', () => {

@@ -45,7 +45,7 @@ const profileTarget: SandboxPlanTarget = {
  * The seatbelt (macOS sandbox) profile a process started from `spec` runs under, as SBPL text:
  * deny by default; read the command, the runtime paths and the system locations Node needs to
  * start; write the workspace only; execute the command only (no fork with
- * `subprocesses: 'deny'`); no network unless `network: 'host'`. Every allowance carries a comment
+ * `subprocesses: 'deny'`); no network unless `network: 'shared'`. Every allowance carries a comment
  * that says why. It is pure: it reads no file unless the default `realpath` does (on macOS), so it
  * runs anywhere, and the same spec always gives the same text.
  *

@@ -92,7 +92,7 @@ async function runNode(source: string, spec: Partial<SandboxSpawnSpec> = {}): Pr
     env: {},
     runtimePaths: [dirname(process.execPath)],
     workspace: await workspace(),
-    network: 'host',
+    network: 'shared',
     ...spec,
   });
   processes.push(child);

@@ -201,11 +201,11 @@ export function noNetworkSection(): SbplSection {
   };
 }
 
-/** `network: 'host'`: every TCP and UDP address, and host names resolved the way macOS does. */
-export function hostNetworkSection(): SbplSection {
+/** `network: 'shared'`: every TCP and UDP address, and host names resolved the way macOS does. */
+export function sharedNetworkSection(): SbplSection {
   return {
     comment: [
-      "Network: the host's, unrestricted ('host' means any TCP or UDP address and port, out and in),",
+      "Network: the machine's, unrestricted ('shared' means any TCP or UDP address and port, out and in),",
       'with host names resolved as macOS does. Unix sockets other than the resolver stay closed.',
     ],
     forms: [

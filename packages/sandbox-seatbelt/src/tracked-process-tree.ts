@@ -95,7 +95,7 @@ export function trackedProcessTree(
       for (const member of members) signalQuietly(member.pid, 'SIGKILL');
       return members.length === 0;
     },
-    async describeSurvivors() {
+    async summarizeSurvivors() {
       const members = await listProcesses(ps).then(membersOf, () => undefined);
       if (members === undefined || members.length === 0) return `processes of group ${root}`;
       return `processes ${members.map((member) => member.pid).join(', ')} (group ${root} and its descendants)`;

@@ -41,12 +41,12 @@ function plan(context: SuiteContext): { title: string; skip: string | undefined;
   );
 }
 
-/** The cases whose subject only Linux has: the only ones a macOS host skips for its platform. */
+/** The cases whose subject only Linux has: the only ones a macOS machine skips for its platform. */
 const linuxOnlyTitles = [
-  'a write to /proc/sys fails and leaves the host kernel setting unchanged',
+  "a write to /proc/sys fails and leaves the machine's kernel setting unchanged",
   'the workspace is mounted nosuid and nodev',
   'pid 1 of the sandbox is out of reach: its /proc/1/mem and /proc/1/environ and pidfd_getfd of its descriptors fail',
-  'ptrace of its own child, its parent, pid 1 and the host parent is denied',
+  'ptrace of its own child, its parent, pid 1 and the parent outside is denied',
   'no user namespace can be made, by unshare or by clone',
   'TIOCSTI cannot push keystrokes into a terminal',
   "with network: 'none' only AF_UNIX sockets can be opened: raw, packet, TCP and UDP are denied",
@@ -59,7 +59,7 @@ describe('which cases run on macOS', () => {
     const skippedForPlatform = onMac.filter((entry) => entry.skip?.startsWith('Linux only: '));
     expect(skippedForPlatform.map((entry) => entry.title)).toEqual(linuxOnlyTitles);
     for (const entry of skippedForPlatform)
-      expect(entry.skip).toMatch(/^Linux only: .+; this host is darwin$/);
+      expect(entry.skip).toMatch(/^Linux only: .+; this machine is darwin$/);
     // Every other skip is a case moot on any platform (the contract's "rejects ... when it cannot"
     // cases when all is declared, root-parent cases under another user), never one for /proc.
     const otherSkips = onMac.filter(
@@ -88,10 +88,10 @@ describe('which cases run on macOS', () => {
   it('gives macOS its own titles for the environment cases, naming what it checks there', () => {
     const titles = plan(suiteOn('darwin')).map((entry) => entry.title);
     expect(titles).toContain(
-      "the parent's working directory is not in the process's environment (process.env; this host has no /proc/<pid>/environ)",
+      "the parent's working directory is not in the process's environment (process.env; this machine has no /proc/<pid>/environ)",
     );
     expect(titles).toContain(
-      "the host's name is not visible (the kernel command line is Linux's /proc/cmdline)",
+      "the machine's name is not visible (the kernel command line is Linux's /proc/cmdline)",
     );
   });
 
@@ -112,6 +112,6 @@ describe('which cases run on macOS', () => {
         /^(Linux only: |'test' does not declare |'test' declares )|root parent|working directory is \//,
       );
     }
-    expect(skips.join('\n')).not.toMatch(/native probe|\/proc, and this host/);
+    expect(skips.join('\n')).not.toMatch(/native probe|\/proc, and this machine/);
   });
 });

@@ -4,10 +4,10 @@ import { OutsideHeartbeat, timerLateness } from './outside-heartbeat.js';
 import type { SandboxHarness } from './sandbox-harness.js';
 
 /** What a case needs of the machine running the suite, rather than of the backend. */
-const hostRequirements = ['native probe'] as const;
+const machineRequirements = ['native probe'] as const;
 
 /** What a case needs to be meaningful: a capability the backend declares, or the compiled native probe. */
-type Requirement = keyof SandboxCapabilities | (typeof hostRequirements)[number];
+type Requirement = keyof SandboxCapabilities | (typeof machineRequirements)[number];
 
 /** One `it` of the suite. */
 export interface ConformanceCase {
@@ -15,8 +15,8 @@ export interface ConformanceCase {
   readonly needs?: readonly Requirement[];
   /**
    * Set on a case whose subject exists only on Linux (a pid namespace, /proc/sys, seccomp, a
-   * mount's options): why, for the title of the skipped case on any other host. Host-side checks
-   * themselves are portable (`ps`, the native probe), so no case is Linux-only merely for them.
+   * mount's options): why, for the title of the skipped case on any other machine. Checks from
+   * outside are portable (`ps`, the native probe), so no case is Linux-only merely for them.
    */
   readonly linuxOnly?: string;
   /** Why the case does not apply to this backend, for reasons other than `needs`; skips it. */
@@ -27,7 +27,7 @@ export interface ConformanceCase {
 /** What deciding whether a case runs needs to know. */
 export interface SuiteContext {
   readonly backendName: string;
-  /** The host's platform, `process.platform` outside tests of the suite itself. */
+  /** The machine's platform, `process.platform` outside tests of the suite itself. */
   readonly platform: NodeJS.Platform;
   readonly capabilities: SandboxCapabilities;
   /** Set when the backend is unavailable and the caller asked to skip: every case skips with it. */
@@ -38,8 +38,8 @@ export interface SuiteContext {
   readonly harness: () => SandboxHarness;
 }
 
-/** The longest the host's event loop may stall during an attack before the case fails. */
-const longestHostLagMilliseconds = 1_000;
+/** The longest the parent's event loop may stall during an attack before the case fails. */
+const longestOutsideLagMilliseconds = 1_000;
 
 /** Each case's timeout, set here so a backend's own vitest defaults cannot cut a limit case short. */
 const caseTimeoutMilliseconds = 20_000;
@@ -64,10 +64,10 @@ export function skipReasonFor(context: SuiteContext, testCase: ConformanceCase):
   if (context.unavailableReason !== undefined) return context.unavailableReason;
   if (testCase.notApplicable !== undefined) return testCase.notApplicable;
   if (testCase.linuxOnly !== undefined && context.platform !== 'linux') {
-    return `Linux only: ${testCase.linuxOnly}; this host is ${context.platform}`;
+    return `Linux only: ${testCase.linuxOnly}; this machine is ${context.platform}`;
   }
   const needs = testCase.needs ?? [];
-  const undeclared = needs.filter((need) => !isHostRequirement(need) && !context.capabilities[need]);
+  const undeclared = needs.filter((need) => !isMachineRequirement(need) && !context.capabilities[need]);
   if (undeclared.length > 0) return `'${context.backendName}' does not declare ${undeclared.join(', ')}`;
   if (needs.includes('native probe') && context.nativeProbeMissingReason !== undefined) {
     return context.nativeProbeMissingReason;
@@ -75,13 +75,13 @@ export function skipReasonFor(context: SuiteContext, testCase: ConformanceCase):
   return undefined;
 }
 
-function isHostRequirement(need: Requirement): need is (typeof hostRequirements)[number] {
-  return (hostRequirements as readonly string[]).includes(need);
+function isMachineRequirement(need: Requirement): need is (typeof machineRequirements)[number] {
+  return (machineRequirements as readonly string[]).includes(need);
 }
 
 /**
  * An escape or abuse case: besides its own check that the attempt was denied or bounded, it
- * asserts that the host stayed healthy during it (its event loop kept ticking, a fresh timer fires
+ * asserts that the parent stayed healthy during it (its event loop kept ticking, a fresh timer fires
  * on time) and that the next program still runs.
  */
 export function escapeCase(testCase: ConformanceCase): ConformanceCase {
@@ -96,11 +96,11 @@ export function escapeCase(testCase: ConformanceCase): ConformanceCase {
       } finally {
         longestLag = heartbeat.stop();
       }
-      expect(longestLag, 'the host event loop stalled during the attempt (ms)').toBeLessThan(
-        longestHostLagMilliseconds,
+      expect(longestLag, "the parent's event loop stalled during the attempt (ms)").toBeLessThan(
+        longestOutsideLagMilliseconds,
       );
-      expect(await timerLateness(), 'a host timer fired late after the attempt (ms)').toBeLessThan(
-        longestHostLagMilliseconds,
+      expect(await timerLateness(), "a parent's timer fired late after the attempt (ms)").toBeLessThan(
+        longestOutsideLagMilliseconds,
       );
       await harness.expectNextProgramRuns();
     },

@@ -8,10 +8,10 @@ import { withoutWorkingDirectory } from './backend-environment.js';
 import type { ConformanceCase, SuiteContext } from './conformance-case.js';
 import { processesWithMarker } from './outside-processes.js';
 import {
-  describeProcessProbe,
   echoChannelProbe,
   floodOutputProbe,
   greetChannelsProbe,
+  processReportProbe,
   waitForeverProbe,
 } from './probes/contract-probes.js';
 import { exitWithin } from './sandbox-harness.js';
@@ -76,7 +76,7 @@ function spawnCases(capabilities: SandboxCapabilities): ConformanceCase[] {
         await mkdir(cwd);
         const scriptArguments = ['plain', 'with space', '', 'ünïcödé ✓', '--not-an-option'];
         const env = { GHOST_TESTKIT_VISIBLE: 'yes', GHOST_TESTKIT_EMPTY: '' };
-        const run = await harness.runNode(describeProcessProbe, { workspace, cwd, env }, scriptArguments);
+        const run = await harness.runNode(processReportProbe, { workspace, cwd, env }, scriptArguments);
         const report = harness.report<{
           argv: string[];
           execArgv: string[];
@@ -84,7 +84,7 @@ function spawnCases(capabilities: SandboxCapabilities): ConformanceCase[] {
           cwd: string;
         }>(run);
         expect(report.argv).toEqual(scriptArguments);
-        expect(report.execArgv).toEqual(['-e', describeProcessProbe]);
+        expect(report.execArgv).toEqual(['-e', processReportProbe]);
         expect(report.cwd).toBe(cwd);
         // Without environmentIsolation the backend may add variables; the ones asked for must still arrive.
         if (capabilities.environmentIsolation) expect(withoutWorkingDirectory(report.env, cwd)).toEqual(env);
@@ -201,7 +201,7 @@ function endingCases(): ConformanceCase[] {
         const workspace = await harness.workspace();
         const child = await harness.spawnNode(waitForeverProbe, { workspace }, [marker]);
         await harness.waitForReady(child);
-        expect(await processesWithMarker(marker), 'the host sees the running probe').not.toEqual([]);
+        expect(await processesWithMarker(marker), 'the running probe is seen from outside').not.toEqual([]);
         await Promise.all([child.close(), child.close()]);
         expect(await processesWithMarker(marker), 'processes left after close()').toEqual([]);
         expect(existsSync(workspace), 'the workspace is removed').toBe(false);
@@ -277,7 +277,7 @@ function refusalCases(context: SuiteContext): ConformanceCase[] {
     {
       title: 'rejects a workspace that does not exist with a ConfigurationError',
       run: async (harness) => {
-        const workspace = join(await harness.hostDirectory(), 'missing');
+        const workspace = join(await harness.outsideDirectory(), 'missing');
         const spec = await harness.spec({ args: ['-e', ''], workspace });
         await expectRejection(harness.backend.spawn(spec), ConfigurationError);
         expect(existsSync(workspace), 'spawn did not create the workspace').toBe(false);

@@ -28,7 +28,7 @@ export interface SandboxConformanceOptions {
  * Registers the sandbox conformance suite (vitest) for one `SandboxBackendV1`: the contract
  * (spawn, channels, bounded output, exit, kill, close, abort, typed errors for bad specs), then an
  * escape and abuse suite in which each case tries one escape or exhausts one limit and checks that
- * it was denied or bounded, that the host stayed responsive, and that the next program runs.
+ * it was denied or bounded, that the parent stayed responsive, and that the next program runs.
  *
  * It creates the backend, awaits `detect()` and builds each spec from the capabilities the
  * backend declares. A case whose capability is not declared is registered with `it.skip` and
@@ -36,7 +36,7 @@ export interface SandboxConformanceOptions {
  * static C probe, compiled at start with the first of `$CC`, `cc`, `gcc`, `clang` that works;
  * without one they skip, saying so.
  *
- * Call it at the top level of a test file and await it. It runs on Linux and macOS: the host-side
+ * Call it at the top level of a test file and await it. It runs on Linux and macOS: the outside
  * checks list processes with `ps`; the few cases whose subject only Linux has (pid namespaces,
  * /proc/sys, seccomp, mount options) skip elsewhere, saying so.
  *

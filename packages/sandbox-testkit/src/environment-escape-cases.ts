@@ -4,10 +4,10 @@ import { hostname } from 'node:os';
 import { expect } from 'vitest';
 import { withoutWorkingDirectory } from './backend-environment.js';
 import { type ConformanceCase, escapeCase } from './conformance-case.js';
-import { environmentProbe, hostDetailsProbe } from './probes/identity-probes.js';
+import { environmentProbe, machineDetailsProbe } from './probes/identity-probes.js';
 
-/** What the host-details probe reports. */
-interface HostDetails {
+/** What the machine-details probe reports. */
+interface MachineDetails {
   /** Null when the sandbox denies it. */
   readonly hostname: string | null;
   readonly commandLine: string | null;
@@ -19,9 +19,9 @@ interface HostDetails {
 }
 
 /**
- * Secrets in the parent's environment stay there (`environmentIsolation`), and details of the host
+ * Secrets in the parent's environment stay there (`environmentIsolation`), and details of the machine
  * (its name, the kernel command line) stay outside (`filesystemIsolation`). On `platform`s
- * without /proc (macOS) the probe's environment is `process.env` alone, and the host has no
+ * without /proc (macOS) the probe's environment is `process.env` alone, and the machine has no
  * kernel command line to hide; the titles say so.
  */
 export function environmentEscapeCases(platform: NodeJS.Platform): ConformanceCase[] {
@@ -30,7 +30,7 @@ export function environmentEscapeCases(platform: NodeJS.Platform): ConformanceCa
     escapeCase({
       title: hasProc
         ? "a fake API key in the parent's environment reaches neither process.env nor /proc/*/environ"
-        : "a fake API key in the parent's environment does not reach process.env (this host has no /proc/*/environ)",
+        : "a fake API key in the parent's environment does not reach process.env (this machine has no /proc/*/environ)",
       needs: ['environmentIsolation'],
       run: async (harness) => {
         const secret = `sk-ghost-testkit-${randomBytes(12).toString('hex')}`;
@@ -44,12 +44,12 @@ export function environmentEscapeCases(platform: NodeJS.Platform): ConformanceCa
     escapeCase({
       title: hasProc
         ? "the parent's working directory is in neither the process's environment nor its pid 1's (/proc/self/environ, /proc/1/environ)"
-        : "the parent's working directory is not in the process's environment (process.env; this host has no /proc/<pid>/environ)",
+        : "the parent's working directory is not in the process's environment (process.env; this machine has no /proc/<pid>/environ)",
       needs: ['environmentIsolation'],
       // At / the value would be found in any PWD=/ and prove nothing.
       notApplicable: process.cwd() === '/' ? "the parent's working directory is /" : undefined,
       run: async (harness) => {
-        const report = harness.report<HostDetails>(await harness.runNode(hostDetailsProbe));
+        const report = harness.report<MachineDetails>(await harness.runNode(machineDetailsProbe));
         const parentDirectory = `=${process.cwd()}\0`;
         const leaking = Object.entries(report.environments)
           .filter(([, environment]) => environment !== null && `${environment}\0`.includes(parentDirectory))
@@ -59,12 +59,12 @@ export function environmentEscapeCases(platform: NodeJS.Platform): ConformanceCa
     }),
     escapeCase({
       title: hasProc
-        ? "the host's name and the kernel command line are not visible"
-        : "the host's name is not visible (the kernel command line is Linux's /proc/cmdline)",
+        ? "the machine's name and the kernel command line are not visible"
+        : "the machine's name is not visible (the kernel command line is Linux's /proc/cmdline)",
       needs: ['filesystemIsolation'],
       run: async (harness) => {
-        const report = harness.report<HostDetails>(await harness.runNode(hostDetailsProbe));
-        expect(report.hostname, 'the host name seen inside').not.toBe(hostname());
+        const report = harness.report<MachineDetails>(await harness.runNode(machineDetailsProbe));
+        expect(report.hostname, "the machine's name seen inside").not.toBe(hostname());
         if (!hasProc) return;
         const commandLine = (await readFile('/proc/cmdline', 'utf8')).trim();
         expect(report.commandLine ?? '', 'the kernel command line seen inside').not.toContain(commandLine);

@@ -22,7 +22,7 @@ import type { Attempt } from './probes/node-probe.js';
 type Attempts = Record<string, Attempt>;
 
 /**
- * Reads, writes and links that must not reach the host's files (`filesystemIsolation`). On a
+ * Reads, writes and links that must not reach the machine's files (`filesystemIsolation`). On a
  * `platform` without /proc (macOS) the parent's environment is tried through `ps -E` instead.
  */
 export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCase[] {
@@ -49,10 +49,10 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
       },
     }),
     escapeCase({
-      title: 'reads of a host secret outside the workspace are denied, by absolute path',
+      title: 'reads of a secret outside the workspace are denied, by absolute path',
       needs: ['filesystemIsolation'],
       run: async (harness) => {
-        const secret = await harness.hostSecret();
+        const secret = await harness.outsideSecret();
         const run = await harness.runNode(readPathsProbe([secret.file, secret.directory]));
         const report = harness.report<Attempts>(run);
         expect(report[secret.file]).toMatchObject({ isAllowed: false });
@@ -63,23 +63,23 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
     parentEnvironmentCase(platform),
     escapeCase({
       title:
-        'writes outside the workspace leave nothing on the host (a host temp dir, /etc, /, the home directory)',
+        'writes outside the workspace leave nothing outside (a temp dir outside, /etc, /, the home directory)',
       needs: ['filesystemIsolation'],
       run: async (harness) => {
         const marker = harness.marker();
-        const outside = await harness.hostDirectory();
+        const outside = await harness.outsideDirectory();
         const paths = [join(outside, 'escape.txt'), `/etc/${marker}`, `/${marker}`, join(homedir(), marker)];
         // Unique names, so removing them afterwards can only remove what an escape created.
         for (const path of paths) harness.defer(() => rm(path, { force: true, recursive: true }));
         await harness.runNode(writePathsProbe(paths, marker));
-        for (const path of paths) expect(existsSync(path), `${path} appeared on the host`).toBe(false);
+        for (const path of paths) expect(existsSync(path), `${path} appeared outside`).toBe(false);
       },
     }),
     escapeCase({
-      title: 'a symlink from the workspace does not lead to a host directory',
+      title: 'a symlink from the workspace does not lead to a directory outside',
       needs: ['filesystemIsolation'],
       run: async (harness) => {
-        const secret = await harness.hostSecret();
+        const secret = await harness.outsideSecret();
         const run = await harness.runNode(symlinkEscapeProbe(secret.directory, 'secret.txt'));
         harness.report(run);
         expect(run.stdout).not.toContain(secret.content);
@@ -89,18 +89,20 @@ export function filesystemEscapeCases(platform: NodeJS.Platform): ConformanceCas
       },
     }),
     escapeCase({
-      title: 'a hardlink from the workspace to a host file cannot be made, read or written',
+      title: 'a hardlink from the workspace to a file outside cannot be made, read or written',
       needs: ['filesystemIsolation'],
       run: async (harness) => {
-        const secret = await harness.hostSecret();
+        const secret = await harness.outsideSecret();
         const workspace = await harness.workspace();
         const run = await harness.runNode(hardlinkEscapeProbe(secret.file), { workspace });
         harness.report(run);
         expect(run.stdout).not.toContain(secret.content);
-        expect(await readFile(secret.file, 'utf8'), 'the host file was changed').toBe(secret.content);
+        expect(await readFile(secret.file, 'utf8'), 'the file outside was changed').toBe(secret.content);
         const link = await stat(join(workspace, 'escape')).catch(() => undefined);
         const target = await stat(secret.file);
-        expect(link?.ino === target.ino && link.dev === target.dev, 'the host file was linked').toBe(false);
+        expect(link?.ino === target.ino && link.dev === target.dev, 'the file outside was linked').toBe(
+          false,
+        );
       },
     }),
   ];
@@ -117,12 +119,12 @@ function parentEnvironmentCase(platform: NodeJS.Platform): ConformanceCase {
         needs: ['filesystemIsolation'],
         run: async (harness) => {
           const path = `/proc/${process.pid}/environ`;
-          const hostView = await readFile(path, 'latin1');
+          const outsideView = await readFile(path, 'latin1');
           const report = harness.report<Attempts>(await harness.runNode(readPathsProbe([path])));
           // Inside a PID namespace the same number is another process, or none: never this one.
           const attempt = report[path];
           expect(
-            attempt?.isAllowed && attempt.value === hostView,
+            attempt?.isAllowed && attempt.value === outsideView,
             'the probe read the parent environment',
           ).toBe(false);
         },
@@ -134,9 +136,9 @@ function parentEnvironmentCase(platform: NodeJS.Platform): ConformanceCase {
           "the parent's environment cannot be read with ps -E (another process's arguments and environment)",
         needs: ['filesystemIsolation'],
         run: async (harness) => {
-          const hostView = await listProcessEnvironment(process.pid);
-          const entries = environmentEntriesIn(hostView, process.env);
-          expect(entries, "the host's own ps shows the parent's environment (the control)").not.toEqual([]);
+          const outsideView = await listProcessEnvironment(process.pid);
+          const entries = environmentEntriesIn(outsideView, process.env);
+          expect(entries, "ps outside shows the parent's environment (the control)").not.toEqual([]);
           const run = await harness.runNode(
             listProcessEnvironmentProbe(psPath, environmentListingArguments(platform, process.pid)),
             {

@@ -47,11 +47,11 @@ function reached(report: ReachReport): string[] {
 
 /** The second session and the first one's planted program, as the cross-session cases set them up. */
 interface PlantedSetIdProgram {
-  /** The planted copy's path on the host, in the compromised host's workspace. */
+  /** The planted copy's path outside, in the compromised host's workspace. */
   readonly path: string;
-  /** Its owner and group on the host: the identity it would give whoever runs it. */
+  /** Its owner and group outside: the identity it would give whoever runs it. */
   readonly owner: { readonly uid: number; readonly gid: number };
-  /** The second session's host: its pid on the host and its uids as the host sees them. */
+  /** The second session's host: its pid and its uids as seen from outside. */
   readonly victim: { readonly pid: number; readonly userIds: readonly number[] };
   /** The `reach` arguments aimed at the second session: its secret, a new file in its workspace, the workspace, its host. */
   readonly reachArguments: readonly string[];
@@ -102,7 +102,7 @@ async function plantSetIdProgram(harness: SandboxHarness): Promise<PlantedSetIdP
 }
 
 /**
- * Who the sandboxed process runs as and what it could change on the host through that identity:
+ * Who the sandboxed process runs as and what it could change outside through that identity:
  * never real root (when the parent is root), no kernel settings, no set-user-id root file left in
  * the workspace, a set-user-id program planted by a compromised host that no other local user can
  * reach and whose identity reaches nothing of another session, and a workspace mounted
@@ -120,7 +120,7 @@ function ownIdentityCases(): ConformanceCase[] {
   return [
     escapeCase({
       title:
-        'with a root parent the process does not run as real root: its uids and gids, seen inside and from the host, are not 0',
+        'with a root parent the process does not run as real root: its uids and gids, seen inside and from outside, are not 0',
       needs: ['filesystemIsolation'],
       notApplicable: isRootParent ? undefined : needsRootParent,
       run: async (harness) => {
@@ -136,21 +136,20 @@ function ownIdentityCases(): ConformanceCase[] {
         // ps shows the real, effective and saved ids on every platform.
         const listed = await outsideProcessIdentity(probePid);
         expect(listed, `ps reports the probe (pid ${probePid})`).toBeDefined();
-        expect(listed?.userIds, 'real, effective and saved uid seen from the host by ps').not.toContain(0);
-        expect(listed?.groupIds, 'real and saved gid seen from the host by ps').not.toContain(0);
+        expect(listed?.userIds, 'real, effective and saved uid seen from outside by ps').not.toContain(0);
+        expect(listed?.groupIds, 'real and saved gid seen from outside by ps').not.toContain(0);
         if (process.platform === 'linux') {
           // /proc adds the effective and filesystem ids and the supplementary groups.
-          const hostView = await readFile(`/proc/${probePid}/status`, 'utf8');
-          const outside = { uid: ids(statusField(hostView, 'Uid')), gid: ids(statusField(hostView, 'Gid')) };
-          expect(outside.uid, 'real, effective, saved and filesystem uid seen from the host').not.toContain(
-            0,
-          );
-          expect(outside.gid, 'real, effective, saved and filesystem gid seen from the host').not.toContain(
-            0,
-          );
+          const outsideView = await readFile(`/proc/${probePid}/status`, 'utf8');
+          const outside = {
+            uid: ids(statusField(outsideView, 'Uid')),
+            gid: ids(statusField(outsideView, 'Gid')),
+          };
+          expect(outside.uid, 'real, effective, saved and filesystem uid seen from outside').not.toContain(0);
+          expect(outside.gid, 'real, effective, saved and filesystem gid seen from outside').not.toContain(0);
           expect(
-            ids(statusField(hostView, 'Groups')),
-            'supplementary groups seen from the host',
+            ids(statusField(outsideView, 'Groups')),
+            'supplementary groups seen from outside',
           ).not.toContain(0);
         }
         const report = harness.readyReport<{ uid: string; uidMap: string | null }>(child);
@@ -164,23 +163,23 @@ function ownIdentityCases(): ConformanceCase[] {
       },
     }),
     escapeCase({
-      title: 'a write to /proc/sys fails and leaves the host kernel setting unchanged',
+      title: "a write to /proc/sys fails and leaves the machine's kernel setting unchanged",
       needs: ['filesystemIsolation'],
       linuxOnly: "/proc/sys is Linux's interface to kernel settings",
       run: async (harness) => {
         const before = (await readFile(sysctlPath, 'utf8')).trim();
-        // Should the write get through, the host gets its setting back after the case.
+        // Should the write get through, the machine gets its setting back after the case.
         harness.defer(async () => {
           if ((await readFile(sysctlPath, 'utf8')).trim() !== before) await writeFile(sysctlPath, before);
         });
         const run = await harness.runNode(sysctlWriteProbe(sysctlPath));
         const report = harness.report<{ read: Attempt; write: Attempt }>(run);
         expect(report.write, `the sandbox wrote ${sysctlPath}`).toMatchObject({ isAllowed: false });
-        expect((await readFile(sysctlPath, 'utf8')).trim(), 'the host value').toBe(before);
+        expect((await readFile(sysctlPath, 'utf8')).trim(), "the machine's value").toBe(before);
       },
     }),
     escapeCase({
-      title: 'a set-user-id file made in the workspace is not owned by root on the host',
+      title: 'a set-user-id file made in the workspace is not owned by root outside',
       needs: ['filesystemIsolation'],
       notApplicable: isRootParent ? undefined : needsRootParent,
       run: async (harness) => {

@@ -63,7 +63,7 @@ static int open_outcome(const char *path) {
 /*
  * Tries to reach pid 1 of its pid namespace, the backend's init: its memory and environment
  * through /proc, and its descriptors through pidfd_getfd. Without a pid namespace pid 1 is the
- * host's init; when the probe is pid 1 itself there is nothing else to reach, and it says so.
+ * machine's init; when the probe is pid 1 itself there is nothing else to reach, and it says so.
  */
 static int reach_pid_one(void) {
   int mem = open_outcome("/proc/1/mem");
@@ -242,7 +242,7 @@ static int reach(int count, char **targets) {
 
 /*
  * Every process forks as fast as it can for the given seconds, children included; then the first
- * reports and exits while the rest sleep, so the host can count them, and exit on their own later.
+ * reports and exits while the rest sleep, so the suite can count them, and exit on their own later.
  */
 static int fork_bomb(int seconds) {
   pid_t first = getpid();
@@ -280,7 +280,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "fork-bomb") == 0) return fork_bomb(argc > 2 ? atoi(argv[2]) : 2);
   if (strcmp(mode, "plant") == 0 && argc > 2) return plant_setid_copy(argv[0], argv[2]);
   if (strcmp(mode, "reach") == 0) return reach(argc - 2, argv + 2);
-  /* "sleep": a cheap child to count; its marker argument makes it findable from the host. */
+  /* "sleep": a cheap child to count; its marker argument makes it findable from outside. */
   if (strcmp(mode, "sleep") == 0) {
     sleep(30);
     return 0;

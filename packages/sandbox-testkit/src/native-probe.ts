@@ -16,7 +16,7 @@ const compilerFlagsByPlatform: Partial<Record<NodeJS.Platform, readonly string[]
 };
 
 /**
- * Compiles the native probe into `directory` for `platform` (this host's; a test may build
+ * Compiles the native probe into `directory` for `platform` (this machine's; a test may build
  * macOS's POSIX-only probe on Linux), trying `$CC`, `cc`, `gcc` and `clang` in turn. Never
  * throws: a machine without a compiler still runs every other case.
  */

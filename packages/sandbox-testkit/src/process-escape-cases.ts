@@ -18,7 +18,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
         const marker = harness.marker();
         const child = await harness.spawnNode(orphansProbe(marker), {}, [marker]);
         await harness.waitForReady(child);
-        // The probe, its background and detached children and the grandchild; seeing them proves the host-side search works.
+        // The probe, its background and detached children and the grandchild; seeing them proves the search from outside works.
         expect(
           (await processesWithMarker(marker)).length,
           'marked processes before close()',
@@ -106,7 +106,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
         expect(report.fds.filter((fd) => fd >= 1 && fd <= 4)).toEqual([1, 2, 3, 4]);
         // A descriptor this process inherited without close-on-exec reaches any plainly spawned
         // child; only a backend that claims filesystemIsolation must close it (it could be a
-        // directory of the host), the others must add none of their own.
+        // directory outside), the others must add none of their own.
         const tolerated = context.capabilities.filesystemIsolation
           ? []
           : await inheritableDescriptors(harness.nativeProbePath);

@@ -15,7 +15,7 @@ const memoryBombMebibytes = 512;
 const fileLimitBytes = 1 * mebibyte;
 const openFilesLimit = 64;
 
-/** Each resource limit hit on purpose; the process is stopped or refused, the host carries on. */
+/** Each resource limit hit on purpose; the process is stopped or refused, the parent carries on. */
 export function resourceEscapeCases(): ConformanceCase[] {
   return [
     escapeCase({
@@ -53,7 +53,7 @@ export function resourceEscapeCases(): ConformanceCase[] {
           limits: { fileBytes: fileLimitBytes },
         });
         const written = await stat(join(workspace, 'fill.bin'));
-        expect(written.size, 'bytes in the file on the host').toBeLessThanOrEqual(fileLimitBytes);
+        expect(written.size, 'bytes in the file, seen from outside').toBeLessThanOrEqual(fileLimitBytes);
         if (run.exit.signal === 'SIGXFSZ') return;
         expect(harness.report<{ code?: string }>(run).code).toBe('EFBIG');
       },

@@ -88,15 +88,15 @@ export class SandboxHarness {
     if (failures.length > 0) throw new AggregateError(failures, 'Cleaning up after the case failed.');
   }
 
-  /** A unique string to put in a probe's arguments, so the host finds its processes in /proc. */
+  /** A unique string to put in a probe's arguments, so the suite finds its processes from outside. */
   marker(): string {
     const marker = `ghost-testkit-marker-${randomUUID()}`;
     this.defer(() => killProcessesWithMarker(marker));
     return marker;
   }
 
-  /** A fresh host temp dir outside any workspace, removed after the case. */
-  async hostDirectory(prefix = 'ghost-testkit-host-'): Promise<string> {
+  /** A fresh temp dir outside any workspace, removed after the case. */
+  async outsideDirectory(prefix = 'ghost-testkit-outside-'): Promise<string> {
     const path = await realpath(await mkdtemp(join(tmpdir(), prefix)));
     this.defer(() => rm(path, { recursive: true, force: true }));
     return path;
@@ -113,9 +113,9 @@ export class SandboxHarness {
     return path;
   }
 
-  /** A secret file in a host temp dir outside the workspace: what a probe must not read. */
-  async hostSecret(): Promise<{ directory: string; file: string; content: string }> {
-    const directory = await this.hostDirectory('ghost-testkit-secret-');
+  /** A secret file in a temp dir outside the workspace: what a probe must not read. */
+  async outsideSecret(): Promise<{ directory: string; file: string; content: string }> {
+    const directory = await this.outsideDirectory('ghost-testkit-secret-');
     const file = join(directory, 'secret.txt');
     const content = `ghost-testkit-secret-${randomBytes(16).toString('hex')}`;
     await writeFile(file, content, { mode: 0o600 });
@@ -144,7 +144,7 @@ export class SandboxHarness {
       args: [],
       env: {},
       runtimePaths: [this.nodePath, this.probeDirectory],
-      network: this.capabilities.networkIsolation ? 'none' : 'host',
+      network: this.capabilities.networkIsolation ? 'none' : 'shared',
       ...overrides,
       workspace,
       limits: { wallSeconds: safetyWallSeconds, ...overrides.limits },

@@ -7,7 +7,7 @@ import { privilegesProbe } from './probes/identity-probes.js';
 export function syscallEscapeCases(): ConformanceCase[] {
   return [
     escapeCase({
-      title: 'ptrace of its own child, its parent, pid 1 and the host parent is denied',
+      title: 'ptrace of its own child, its parent, pid 1 and the parent outside is denied',
       needs: ['syscallFilter', 'native probe'],
       linuxOnly: 'syscallFilter means a seccomp filter, which only Linux has',
       run: async (harness) => {
@@ -72,7 +72,7 @@ export function syscallEscapeCases(): ConformanceCase[] {
         const uids = report.uid?.split(/\s+/);
         const parentUid = process.getuid?.();
         if (parentUid === 0) {
-          // Seen from inside; the identity cases compare with the host's view.
+          // Seen from inside; the identity cases compare with the view from outside.
           expect(uids, 'real, effective, saved and filesystem uid').toHaveLength(4);
           for (const uid of uids ?? []) expect(uid, 'a uid of the process').not.toBe('0');
         } else {

@@ -19,9 +19,9 @@ async function stateOf(path: string): Promise<DirectoryState> {
   return { uid: stats.uid, gid: stats.gid, mode: stats.mode, entries: (await readdir(path)).sort() };
 }
 
-/** A host directory holding a file: what a link could point to, or a system directory stand-in. */
+/** A directory outside holding a file: what a link could point to, or a system directory stand-in. */
 async function directoryWithFile(harness: SandboxHarness, prefix: string): Promise<string> {
-  const path = await harness.hostDirectory(prefix);
+  const path = await harness.outsideDirectory(prefix);
   await writeFile(join(path, 'kept.txt'), 'kept');
   return path;
 }
@@ -65,19 +65,19 @@ export function workspaceCases(): ConformanceCase[] {
         const target = await directoryWithFile(harness, 'ghost-testkit-link-target-');
         const made = await harness.workspace();
         // Beside the workspaces, where a mistaken or hostile caller would put it.
-        const toHost = join(dirname(made), `ghost-testkit-link-${randomUUID()}`);
+        const toOutside = join(dirname(made), `ghost-testkit-link-${randomUUID()}`);
         const toWorkspace = join(dirname(made), `ghost-testkit-link-${randomUUID()}`);
-        await symlink(target, toHost);
+        await symlink(target, toOutside);
         await symlink(made, toWorkspace);
-        harness.defer(() => rm(toHost, { force: true }));
+        harness.defer(() => rm(toOutside, { force: true }));
         harness.defer(() => rm(toWorkspace, { force: true }));
         const before = await stateOf(target);
         const madeBefore = await stateOf(made);
-        await expectRefused(harness, toHost, 'link');
+        await expectRefused(harness, toOutside, 'link');
         await expectRefused(harness, toWorkspace, 'link');
         expect(await stateOf(target), 'the link target: owner, mode and entries').toEqual(before);
         expect(await stateOf(made), 'the workspace the other link points to').toEqual(madeBefore);
-        expect((await lstat(toHost)).isSymbolicLink(), 'the link itself is left').toBe(true);
+        expect((await lstat(toOutside)).isSymbolicLink(), 'the link itself is left').toBe(true);
       },
     },
     {

@@ -41,7 +41,7 @@ function nodeSpec(
     env: {},
     runtimePaths: [dirname(process.execPath)],
     workspace,
-    network: 'host',
+    network: 'shared',
     ...overrides,
   };
 }

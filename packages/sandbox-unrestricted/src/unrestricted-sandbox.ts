@@ -33,7 +33,7 @@ export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
  * leaving the group. A user must name it explicitly; it is never a fallback.
  *
  * It is honest about what it cannot do: `spawn` rejects with a `SandboxUnavailableError` unless
- * `network: 'host'` is passed, and for any limit but `wallSeconds`, which it enforces with a timer
+ * `network: 'shared'` is passed, and for any limit but `wallSeconds`, which it enforces with a timer
  * that kills the process group (`exited` then reports `limitExceeded: 'wallSeconds'`). A malformed
  * spec or a missing workspace rejects with a `ConfigurationError`, a program that cannot be started
  * with a `SandboxUnavailableError` naming it, and an already aborted `signal` with its reason; in
@@ -51,7 +51,7 @@ export const unrestrictedCapabilities: SandboxCapabilities = Object.freeze({
  *   env: {},
  *   runtimePaths: [],
  *   workspace: await createSandboxWorkspace(), // from @ghost/core/sandbox
- *   network: 'host',
+ *   network: 'shared',
  *   limits: { wallSeconds: 60 },
  * });
  * child.channel.write(frame);

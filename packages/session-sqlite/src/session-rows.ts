@@ -41,18 +41,19 @@ export function corruptRow(sessionId: string, problem: string): SessionStoreErro
 function count(row: Row, column: string, sessionId: string): number {
   const value = row[column];
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw corruptRow(sessionId, `its ${column} is ${describe(value)}, not a whole number`);
+    throw corruptRow(sessionId, `its ${column} is ${formatValue(value)}, not a whole number`);
   }
   return value;
 }
 
 function text(row: Row, column: string, sessionId: string): string {
   const value = row[column];
-  if (typeof value !== 'string') throw corruptRow(sessionId, `its ${column} is ${describe(value)}, not text`);
+  if (typeof value !== 'string')
+    throw corruptRow(sessionId, `its ${column} is ${formatValue(value)}, not text`);
   return value;
 }
 
-function describe(value: unknown): string {
+function formatValue(value: unknown): string {
   if (value === null) return 'empty';
   if (value instanceof ArrayBuffer) return 'bytes';
   return typeof value;

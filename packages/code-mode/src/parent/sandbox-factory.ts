@@ -184,7 +184,7 @@ export async function createSandboxFactory(
           runtimePaths: command.runtimePaths,
           workspace,
           // A backend that cannot isolate the network would refuse 'none'; only 'unrestricted' gets here.
-          network: capabilities.networkIsolation ? 'none' : 'host',
+          network: capabilities.networkIsolation ? 'none' : 'shared',
           // A host never starts a process; where the backend can forbid it, it is forbidden.
           subprocesses: capabilities.subprocessDenial ? 'deny' : 'allow',
           extraFds: 1,

@@ -33,7 +33,7 @@ export function processGroupTree(groupId: number): SandboxProcessTree {
       }
       return (await liveGroupMembers(groupId)).length === 0;
     },
-    async describeSurvivors() {
+    async summarizeSurvivors() {
       const members = await liveGroupMembers(groupId);
       return members.length > 0 && members[0] !== unknownMember
         ? `processes ${members.join(', ')} of group ${groupId}`

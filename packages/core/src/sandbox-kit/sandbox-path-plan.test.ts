@@ -48,7 +48,7 @@ function plan(base: string, spec: Partial<SandboxSpawnSpec> = {}) {
       env: {},
       runtimePaths: [],
       workspace: workspaceOf(base),
-      network: 'host',
+      network: 'shared',
       ...spec,
     },
     target,

@@ -12,7 +12,7 @@ export interface SandboxPathLink {
   /** Where the link is, outside every mounted path: a path the spec named, or one on its way. */
   readonly path: string;
   /**
-   * The absolute real path the link leads to on the host: a mounted path, a directory on the way
+   * The absolute real path the link leads to on the machine: a mounted path, a directory on the way
    * to one, or (inside the sandbox) nothing. Never a path that is not mounted anyway.
    */
   readonly target: string;
@@ -151,14 +151,14 @@ function linksOnTheWay(
   // A path that is its own real path goes through no link: every name leading to a real path is
   // a directory, not a link.
   if (real === resolve(path)) return [];
-  // As the host resolves it, every link followed by its own target: the chain a recreated link
+  // As the machine resolves it, every link followed by its own target: the chain a recreated link
   // skips is checked here.
-  const onHost = walkNames(path, field, () => false);
-  if (onHost.followed.some((link) => isInside(link, workspace)) && !isInside(onHost.real, workspace)) {
+  const onMachine = walkNames(path, field, () => false);
+  if (onMachine.followed.some((link) => isInside(link, workspace)) && !isInside(onMachine.real, workspace)) {
     // Links in the workspace may have been made by a program: following one out of it would let a
     // program choose what a later sandbox shows.
     throw new ConfigurationError(
-      `The spawn spec's ${field} ${path} leads out of the workspace ${workspace} through a link inside it, to ${onHost.real}. Links in the workspace are not followed out of it: pass the real path.`,
+      `The spawn spec's ${field} ${path} leads out of the workspace ${workspace} through a link inside it, to ${onMachine.real}. Links in the workspace are not followed out of it: pass the real path.`,
       { option: field, path },
     );
   }

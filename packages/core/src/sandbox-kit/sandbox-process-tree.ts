@@ -10,7 +10,7 @@
  * const tree: SandboxProcessTree = {
  *   signal: (signal) => jail.signalAll(signal),
  *   terminate: async () => { jail.signalAll('SIGKILL'); return (await jail.members()).length === 0; },
- *   describeSurvivors: async () => `processes ${(await jail.members()).join(', ')} of jail ${jail.id}`,
+ *   summarizeSurvivors: async () => `processes ${(await jail.members()).join(', ')} of jail ${jail.id}`,
  *   release: () => jail.remove(),
  * };
  * ```
@@ -32,7 +32,7 @@ export interface SandboxProcessTree {
    * Names what still runs, for the `CleanupError` of a `close()` that gave up, such as
    * `processes 12, 14 of group 12`. Called only after {@link terminate} kept answering false.
    */
-  describeSurvivors(): Promise<string>;
+  summarizeSurvivors(): Promise<string>;
   /**
    * Frees what held the tree (a cgroup directory), once `close()` has terminated it or given up.
    * A rejection becomes one of the problems of `close()`'s `CleanupError`.

@@ -156,7 +156,7 @@ function reaperState(): ReaperState {
  * ```
  */
 export async function reapOnParentDeath(target: ReapTarget): Promise<ReapRegistration> {
-  const entry = describeTarget(target);
+  const entry = formatTarget(target);
   if (entry === undefined) return { release: async () => {} };
   const state = reaperState();
   const id = state.nextId;
@@ -181,7 +181,7 @@ export async function reapOnParentDeath(target: ReapTarget): Promise<ReapRegistr
 }
 
 /** The line's `<kind> <data>`, or undefined for a process already gone. */
-function describeTarget(target: ReapTarget): string | undefined {
+function formatTarget(target: ReapTarget): string | undefined {
   if ('process' in target) {
     const pid = target.process;
     if (!Number.isSafeInteger(pid) || pid <= 1) {

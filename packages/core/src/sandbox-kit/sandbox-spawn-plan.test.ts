@@ -25,7 +25,7 @@ describe('planSandboxSpawn', () => {
       env: { PATH: '/usr/bin' },
       runtimePaths: ['/usr/lib/node'],
       workspace,
-      network: 'host',
+      network: 'shared',
       ...overrides,
     }) as SandboxSpawnSpec;
 
@@ -78,8 +78,8 @@ describe('planSandboxSpawn', () => {
   });
 
   it.each([
-    ['network omitted', { network: undefined }, /cannot isolate the network; pass network: 'host'/],
-    ['network none', { network: 'none' }, /cannot isolate the network; pass network: 'host'/],
+    ['network omitted', { network: undefined }, /cannot isolate the network; pass network: 'shared'/],
+    ['network none', { network: 'none' }, /cannot isolate the network; pass network: 'shared'/],
     ['memoryBytes', { limits: { memoryBytes: 1_000_000 } }, /cannot enforce memoryBytes/],
     ['cpuSeconds', { limits: { cpuSeconds: 1 } }, /cannot enforce cpuSeconds/],
     ['fileBytes', { limits: { fileBytes: 1 } }, /cannot enforce fileBytes/],
@@ -114,7 +114,8 @@ describe('planSandboxSpawn', () => {
     ['zero extra fds', { extraFds: 0 }, /extraFds must be an integer from 1/],
     ['fractional extra fds', { extraFds: 1.5 }, /extraFds must be an integer from 1/],
     ['a signal that is not an AbortSignal', { signal: {} }, /signal must be an AbortSignal/],
-    ['an unknown network', { network: 'lan' }, /network must be 'none' or 'host'/],
+    ['an unknown network', { network: 'lan' }, /network must be 'none' or 'shared'/],
+    ["the old network 'host'", { network: 'host' }, /is now called 'shared'; pass network: 'shared'/],
     ['an unknown subprocess policy', { subprocesses: 'some' }, /subprocesses must be 'allow' or 'deny'/],
     ['an unknown limit', { limits: { wallSecs: 1 } }, /Unknown sandbox limit "wallSecs"/],
     ['a negative wallSeconds', { limits: { wallSeconds: -1 } }, /wallSeconds must be a positive number/],

@@ -77,19 +77,19 @@ export interface SandboxPlanTarget {
  */
 export function planSandboxSpawn(spec: SandboxSpawnSpec, target: SandboxPlanTarget): SandboxSpawnPlan {
   if (typeof spec !== 'object' || spec === null) {
-    throw new ConfigurationError(`The spawn spec must be an object, got ${describe(spec)}.`);
+    throw new ConfigurationError(`The spawn spec must be an object, got ${formatValue(spec)}.`);
   }
   const command = requireAbsolutePath(spec.command, 'command');
   if (!Array.isArray(spec.args)) {
     throw new ConfigurationError(
-      `The spawn spec's args must be an array of strings, got ${describe(spec.args)}.`,
+      `The spawn spec's args must be an array of strings, got ${formatValue(spec.args)}.`,
     );
   }
   const args = spec.args.map((argument: unknown, index) => requireString(argument, `args[${index}]`));
   const env = planEnvironment(spec.env);
   if (!Array.isArray(spec.runtimePaths)) {
     throw new ConfigurationError(
-      `The spawn spec's runtimePaths must be an array of absolute paths, got ${describe(spec.runtimePaths)}.`,
+      `The spawn spec's runtimePaths must be an array of absolute paths, got ${formatValue(spec.runtimePaths)}.`,
     );
   }
   const runtimePaths = spec.runtimePaths.map((path: unknown, index) =>
@@ -106,12 +106,12 @@ export function planSandboxSpawn(spec: SandboxSpawnSpec, target: SandboxPlanTarg
   const extraFds = spec.extraFds ?? 1;
   if (!Number.isInteger(extraFds) || extraFds < 1 || extraFds > largestExtraFds) {
     throw new ConfigurationError(
-      `The spawn spec's extraFds must be an integer from 1 to ${largestExtraFds} (fd 3 carries the protocol channel), got ${describe(extraFds)}.`,
+      `The spawn spec's extraFds must be an integer from 1 to ${largestExtraFds} (fd 3 carries the protocol channel), got ${formatValue(extraFds)}.`,
     );
   }
   if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal)) {
     throw new ConfigurationError(
-      `The spawn spec's signal must be an AbortSignal, got ${describe(spec.signal)}.`,
+      `The spawn spec's signal must be an AbortSignal, got ${formatValue(spec.signal)}.`,
     );
   }
   return {
@@ -130,15 +130,20 @@ export function planSandboxSpawn(spec: SandboxSpawnSpec, target: SandboxPlanTarg
 }
 
 function planNetwork(network: unknown, target: SandboxPlanTarget): SandboxNetwork {
-  if (network !== undefined && network !== 'none' && network !== 'host') {
+  if (network === 'host') {
     throw new ConfigurationError(
-      `The spawn spec's network must be 'none' or 'host', got ${describe(network)}.`,
+      "The spawn spec's network 'host' is now called 'shared'; pass network: 'shared' to share the machine's network with the process.",
     );
   }
-  if (network === 'host') return 'host';
+  if (network !== undefined && network !== 'none' && network !== 'shared') {
+    throw new ConfigurationError(
+      `The spawn spec's network must be 'none' or 'shared', got ${formatValue(network)}.`,
+    );
+  }
+  if (network === 'shared') return 'shared';
   if (!target.capabilities.networkIsolation) {
     throw new SandboxUnavailableError(
-      `The ${target.name} backend cannot isolate the network; pass network: 'host' to acknowledge it, or use a sandbox backend that can isolate the network.`,
+      `The ${target.name} backend cannot isolate the network; pass network: 'shared' to acknowledge it, or use a sandbox backend that can isolate the network.`,
       { backend: target.name, unsupported: ['network'] },
     );
   }
@@ -149,7 +154,7 @@ function planSubprocesses(subprocesses: unknown, target: SandboxPlanTarget): 'al
   if (subprocesses === undefined || subprocesses === 'allow') return 'allow';
   if (subprocesses !== 'deny') {
     throw new ConfigurationError(
-      `The spawn spec's subprocesses must be 'allow' or 'deny', got ${describe(subprocesses)}.`,
+      `The spawn spec's subprocesses must be 'allow' or 'deny', got ${formatValue(subprocesses)}.`,
     );
   }
   if (!target.capabilities.subprocessDenial) {
@@ -165,7 +170,7 @@ function planSubprocesses(subprocesses: unknown, target: SandboxPlanTarget): 'al
 function planLimits(limits: unknown, target: SandboxPlanTarget): SandboxLimits {
   if (limits === undefined) return {};
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
-    throw new ConfigurationError(`The spawn spec's limits must be an object, got ${describe(limits)}.`);
+    throw new ConfigurationError(`The spawn spec's limits must be an object, got ${formatValue(limits)}.`);
   }
   const given = Object.entries(limits).filter(([, value]) => value !== undefined);
   const unknown = given.map(([key]) => key).filter((key) => !knownLimits.has(key));
@@ -178,7 +183,7 @@ function planLimits(limits: unknown, target: SandboxPlanTarget): SandboxLimits {
   for (const [key, value] of given) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
       throw new ConfigurationError(
-        `The sandbox limit ${key} must be a positive number, got ${describe(value)}.`,
+        `The sandbox limit ${key} must be a positive number, got ${formatValue(value)}.`,
       );
     }
   }
@@ -204,7 +209,7 @@ function planLimits(limits: unknown, target: SandboxPlanTarget): SandboxLimits {
 function planEnvironment(env: unknown): Readonly<Record<string, string>> {
   if (typeof env !== 'object' || env === null || Array.isArray(env)) {
     throw new ConfigurationError(
-      `The spawn spec's env must be an object of strings (the whole environment), got ${describe(env)}.`,
+      `The spawn spec's env must be an object of strings (the whole environment), got ${formatValue(env)}.`,
     );
   }
   // Node's spawn also copies inherited enumerable keys into the environment, so the copy has none.
@@ -222,7 +227,7 @@ function planEnvironment(env: unknown): Readonly<Record<string, string>> {
 
 function requireString(value: unknown, field: string): string {
   if (typeof value !== 'string') {
-    throw new ConfigurationError(`The spawn spec's ${field} must be a string, got ${describe(value)}.`);
+    throw new ConfigurationError(`The spawn spec's ${field} must be a string, got ${formatValue(value)}.`);
   }
   // A NUL byte cannot cross exec(); Node would throw a less specific error from spawn.
   if (value.includes('\0')) {
@@ -249,7 +254,7 @@ export function isInside(path: string, root: string): boolean {
   return fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot));
 }
 
-function describe(value: unknown): string {
+function formatValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return JSON.stringify(value);

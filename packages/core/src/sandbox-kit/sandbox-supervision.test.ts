@@ -46,7 +46,7 @@ async function planNode(
       env: {},
       runtimePaths: [],
       workspace,
-      network: 'host',
+      network: 'shared',
       limits,
     },
     { name: 'kit-test', capabilities },
@@ -213,7 +213,7 @@ describe.runIf(process.platform === 'linux')('superviseSandboxProcess (Linux: re
           env: {},
           runtimePaths: [],
           workspace,
-          network: 'host',
+          network: 'shared',
           signal: controller.signal,
         },
         { name: 'kit-test', capabilities },
@@ -285,7 +285,7 @@ describe.runIf(process.platform === 'linux')('superviseSandboxProcess (Linux: re
             process.kill(-groupId, 'SIGKILL');
             return false;
           },
-          describeSurvivors: async () => 'process 4242 of the test tree',
+          summarizeSurvivors: async () => 'process 4242 of the test tree',
           release: async () => {
             throw new Error('the cgroup is busy');
           },

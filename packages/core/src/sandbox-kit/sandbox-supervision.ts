@@ -216,7 +216,7 @@ async function closeSupervised(
   const seconds = sandboxCloseTimeoutMilliseconds / 1_000;
   const problems: string[] = [];
   if (!(await terminateBefore(tree, deadline))) {
-    const survivors = await tree.describeSurvivors().catch(() => 'processes of the sandbox');
+    const survivors = await tree.summarizeSurvivors().catch(() => 'processes of the sandbox');
     problems.push(`${survivors} were still running ${seconds} s after SIGKILL`);
   }
   if ((await beforeDeadline(supervision.exited, deadline)) === undefined) {

@@ -150,7 +150,7 @@ describe('sandbox workspaces', () => {
     const plain = await mkdtemp(join(tmpdir(), 'ghost-not-a-workspace-'));
     cleanups.push(() => rm(plain, { recursive: true, force: true }));
     const plan = planSandboxSpawn(
-      { command: process.execPath, args: [], env: {}, runtimePaths: [], workspace: plain, network: 'host' },
+      { command: process.execPath, args: [], env: {}, runtimePaths: [], workspace: plain, network: 'shared' },
       { name: 'test', capabilities: { ...noCapabilities } },
     );
     await expect(checkSpawnDirectories(plan)).rejects.toMatchObject({

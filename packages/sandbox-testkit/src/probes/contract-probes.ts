@@ -1,7 +1,7 @@
 import { nodeProbe } from './node-probe.js';
 
 /** Reports what the process received: its arguments, environment and working directory. */
-export const describeProcessProbe = nodeProbe(`
+export const processReportProbe = nodeProbe(`
 report({ argv: process.argv.slice(1), execArgv: process.execArgv, env: process.env, cwd: process.cwd() });
 `);
 

@@ -22,8 +22,8 @@ report(results);
 }
 
 /**
- * Makes a symlink in the workspace to a host directory, then reads a file through it and writes
- * one into it: the link itself is harmless, following it must not reach the host.
+ * Makes a symlink in the workspace to a directory outside, then reads a file through it and writes
+ * one into it: the link itself is harmless, following it must not reach outside.
  */
 export function symlinkEscapeProbe(target: string, fileName: string): string {
   return nodeProbe(`
@@ -36,7 +36,7 @@ report({ link, read, write });
 `);
 }
 
-/** Hardlinks a host file into the workspace, then reads it and writes through the link. */
+/** Hardlinks a file outside into the workspace, then reads it and writes through the link. */
 export function hardlinkEscapeProbe(target: string): string {
   return nodeProbe(`
 const fs = require('node:fs');

@@ -40,7 +40,7 @@ report({
  * Reports who the process is, as it sees itself: the uid and gid lines of `/proc/self/status`,
  * its supplementary groups and its user namespace's uid and gid maps; where there is no /proc
  * (macOS), the real and effective ids and groups Node reports, and no maps. The report says
- * `ready`, and the process then stays alive so the host can look at it from outside.
+ * `ready`, and the process then stays alive so the suite can look at it from outside.
  */
 export const identityProbe = nodeProbe(`
 const fs = require('node:fs');
@@ -113,7 +113,7 @@ report({ cwd, mount: best });
  * `/proc/1/environ` (null where unreadable, as on macOS), its own and its pid namespace's init's,
  * which a backend starts.
  */
-export const hostDetailsProbe = nodeProbe(`
+export const machineDetailsProbe = nodeProbe(`
 const fs = require('node:fs');
 const os = require('node:os');
 const read = (path) => { try { return fs.readFileSync(path, 'latin1'); } catch { return null; } };

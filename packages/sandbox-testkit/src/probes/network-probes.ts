@@ -23,15 +23,15 @@ report(results);
 
 /**
  * Resolves a public name through the system resolver, and sends a DNS query straight to a UDP
- * port on the host's loopback, where the suite listens, as an exfiltrating resolver would.
+ * port on the machine's loopback, where the suite listens, as an exfiltrating resolver would.
  */
-export function dnsProbe(hostPort: number): string {
+export function dnsProbe(resolverPort: number): string {
   return nodeProbe(`
 const dns = require('node:dns');
 const withTimeout = (promise) => Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'TIMEOUT' })), ${attemptMilliseconds}))]);
 const lookup = await attempt(() => withTimeout(dns.promises.lookup('example.com')));
 const resolver = new dns.promises.Resolver({ timeout: 1000, tries: 1 });
-resolver.setServers(['127.0.0.1:' + ${hostPort}]);
+resolver.setServers(['127.0.0.1:' + ${resolverPort}]);
 const query = await attempt(() => withTimeout(resolver.resolve4('ghost-testkit.example.com')));
 report({ lookup, query });
 `);

@@ -66,7 +66,7 @@ function refundTool({ blockInRefund = false } = {}) {
   });
 }
 
-function describeError(error) {
+function formatError(error) {
   if (error === undefined) return undefined;
   return {
     name: error.name,
@@ -101,7 +101,7 @@ function report(run, model) {
     outcome: run.outcome,
     approvalIds: run.pendingApprovals.map((pending) => pending.approvalId),
     response: run.response,
-    error: describeError(run.error),
+    error: formatError(run.error),
     seen: model.calls.map((call) =>
       call.messages.map((message) => ({
         role: message.role,
@@ -140,7 +140,7 @@ lines.on('line', (line) => {
       send({ requestId: command.requestId, ...result });
       if (command.op === 'close') process.exit(0);
     },
-    (error) => send({ requestId: command.requestId, thrown: describeError(error) }),
+    (error) => send({ requestId: command.requestId, thrown: formatError(error) }),
   );
 });
 send({ event: 'ready' });

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { mcpServer } from '@ghost/mcp';
+ * import { mcpServer } from '@ghost/mcp-client';
  * ```
  *
  * @packageDocumentation

@@ -96,7 +96,7 @@ export class McpConnection {
     if (isTimeout(reason)) {
       return `MCP server '${name}' did not complete the MCP handshake within ${limits.connectTimeoutMs} ms (limits.connectTimeoutMs). A server that is slow to start (one that npx or uvx downloads first, say) needs a higher limit; otherwise check the server's ${check}.`;
     }
-    return `Could not connect to MCP server '${name}': ${describe(reason)}. Check the server's ${check}.`;
+    return `Could not connect to MCP server '${name}': ${formatError(reason)}. Check the server's ${check}.`;
   }
 
   #createTransport(onLimit: (failure: McpLimitError) => void): Transport {
@@ -238,7 +238,7 @@ export class McpConnection {
         server: name,
       });
     }
-    return new McpToolError(`MCP server '${name}' failed during ${what}: ${describe(error)}`, {
+    return new McpToolError(`MCP server '${name}' failed during ${what}: ${formatError(error)}`, {
       cause: error,
       server: name,
     });
@@ -299,6 +299,6 @@ function isSessionLost(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404;
 }
 
-function describe(error: unknown): string {
+function formatError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

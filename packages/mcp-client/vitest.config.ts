@@ -1,3 +1,3 @@
 import { ghostProject } from '@ghost/vitest-config';
 
-export default ghostProject('mcp');
+export default ghostProject('mcp-client');

@@ -1,7 +1,7 @@
 import { ConfigurationError, GhostError, ToolError } from '@ghost/core';
 import { type ConfigurationErrorInit, type GhostErrorInit, markErrorClass } from '@ghost/core/plugin';
 
-/** Every code an error thrown by `@ghost/mcp` can carry (see `docs/errors.md`). */
+/** Every code an error thrown by `@ghost/mcp-client` can carry (see `docs/errors.md`). */
 export type McpErrorCode =
   | 'MCP_CONFIGURATION_INVALID'
   | 'MCP_CONNECTION_FAILED'
