@@ -130,7 +130,7 @@ class V8Guest implements PreparedGuest {
       this.#finish = resolve;
     });
     this.#watchLimits(program);
-    const turns = this.#runTurns(program).catch((error: unknown) => this.#describeFailure(error));
+    const turns = this.#runTurns(program).catch((error: unknown) => this.#failureCompletion(error));
     return Promise.race([turns, ended]).then((completion) => {
       this.#finish = undefined;
       this.#stopWatching();
@@ -169,7 +169,7 @@ class V8Guest implements PreparedGuest {
       outcome: () => this.#outcome,
       hasProgramEnded: () => this.#hasEnded,
       interruptReason: () => this.#interrupted,
-      failureCompletion: (error) => this.#describeFailure(error),
+      failureCompletion: (error) => this.#failureCompletion(error),
     });
   }
 
@@ -243,7 +243,7 @@ class V8Guest implements PreparedGuest {
   }
 
   /** A call into the isolate failed: the isolate is gone (a limit), or V8 refused the program. */
-  #describeFailure(error: unknown): ProgramCompletion {
+  #failureCompletion(error: unknown): ProgramCompletion {
     if (this.#interrupted === undefined && isMemoryLimit(error)) {
       this.#interrupted = 'memory';
     }
