@@ -68,6 +68,7 @@ export interface InProcessSessionOptions extends InProcessHostOptions {
 
 /** How one program ended, with what it printed and the tool calls it made. */
 export interface InProcessProgramResult {
+  /** `completed`, with its value; or `error`: a throw, a limit hit or a syntax error. */
   readonly status: 'completed' | 'error';
   /** The program's value, when it completed with one. */
   readonly value?: JsonValue;
