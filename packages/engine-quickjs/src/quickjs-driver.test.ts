@@ -13,7 +13,8 @@ describe('the QuickJS driver in a host', () => {
       rehearse: true,
       tools,
       limits,
-      source: 'console.log(ALL_TOOLS.map((tool) => tool.name).join());\nreturn await tools.echo({ said: "hi" });',
+      source:
+        'console.log(ALL_TOOLS.map((tool) => tool.name).join());\nreturn await tools.echo({ said: "hi" });',
     });
     expect(result).toEqual({
       status: 'completed',

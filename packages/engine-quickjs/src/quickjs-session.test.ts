@@ -107,7 +107,9 @@ describe('a reusable host', () => {
   }
 
   it('ends after the program that takes it past its CPU or memory budget', async () => {
-    expect(await statusesServed({ cpuSeconds: 0, residentBytes: Number.MAX_SAFE_INTEGER })).toEqual(['completed']);
+    expect(await statusesServed({ cpuSeconds: 0, residentBytes: Number.MAX_SAFE_INTEGER })).toEqual([
+      'completed',
+    ]);
     expect(await statusesServed({ cpuSeconds: 1_000, residentBytes: 0 })).toEqual(['completed']);
   });
 

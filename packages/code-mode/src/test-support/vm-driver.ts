@@ -1,5 +1,11 @@
 import { createContext, runInContext } from 'node:vm';
-import type { EngineDriver, GuestSetup, HostProgram, PreparedGuest, ProgramCompletion } from '../host/engine-driver.js';
+import type {
+  EngineDriver,
+  GuestSetup,
+  HostProgram,
+  PreparedGuest,
+  ProgramCompletion,
+} from '../host/engine-driver.js';
 import { GuestTurnLoop, hostThen } from '../host/guest-turn-loop.js';
 import { formatInterrupt } from '../host/interrupt.js';
 import type { HostLimits } from '../shared/protocol.js';
@@ -17,7 +23,10 @@ function failure(error: unknown, limits: HostLimits): ProgramCompletion {
     const thrown = error as { code?: unknown; name?: unknown; message?: unknown } | undefined;
     if (thrown?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
       return { status: 'error', error: formatInterrupt('cpu', limits) };
-    return { status: 'error', error: `${String(thrown?.name ?? 'Error')}: ${String(thrown?.message ?? error)}` };
+    return {
+      status: 'error',
+      error: `${String(thrown?.name ?? 'Error')}: ${String(thrown?.message ?? error)}`,
+    };
   } catch {
     return { status: 'error', error: 'The program threw a value that cannot be described.' };
   }
@@ -30,7 +39,10 @@ function createVmGuest({ prelude, toolsJson, limits }: GuestSetup): PreparedGues
     runInContext(source, context, { filename, timeout: limits.cpuSeconds * 1000 });
   let program: HostProgram | undefined;
   let turns: GuestTurnLoop | undefined;
-  const install = evaluate(prelude, 'prelude.js') as (write: (text: string) => void, toolsJson: string) => VmControl;
+  const install = evaluate(prelude, 'prelude.js') as (
+    write: (text: string) => void,
+    toolsJson: string,
+  ) => VmControl;
   const control = install((text) => program?.write(String(text)), toolsJson);
   return {
     run(running) {

@@ -29,7 +29,8 @@ describe('serveProgramInProcess', () => {
         if (name === 'broken') throw new Error('no service');
         return (input as { n: number }).n * 2;
       },
-      source: 'const doubled = await tools.double({ n: 21 });\nlet failed;\ntry { await tools.broken({}); } catch (error) { failed = error.message; }\n[doubled, failed]',
+      source:
+        'const doubled = await tools.double({ n: 21 });\nlet failed;\ntry { await tools.broken({}); } catch (error) { failed = error.message; }\n[doubled, failed]',
     });
     expect(result.status).toBe('completed');
     expect(result.value).toEqual([42, expect.stringContaining('no service')]);
@@ -37,8 +38,14 @@ describe('serveProgramInProcess', () => {
 
   it('reports an error and a syntax error as the model reads them, freeing the guest built for them', async () => {
     const driver = createVmDriver();
-    const thrown = await serveProgramInProcess(driver, { source: 'console.log("before");\nthrow new Error("boom")' });
-    expect(thrown).toMatchObject({ status: 'error', error: expect.stringContaining('boom'), output: 'before\n' });
+    const thrown = await serveProgramInProcess(driver, {
+      source: 'console.log("before");\nthrow new Error("boom")',
+    });
+    expect(thrown).toMatchObject({
+      status: 'error',
+      error: expect.stringContaining('boom'),
+      output: 'before\n',
+    });
     const unparsed = await serveProgramInProcess(driver, { source: 'return (' });
     expect(unparsed).toMatchObject({ status: 'error', error: expect.stringMatching(/^SyntaxError: /) });
     expect(driver).toMatchObject({ prepared: 2, disposed: 2 });

@@ -164,70 +164,92 @@ async function serveOnLoopback(
   reuse: HostReuse | undefined,
 ): Promise<InProcessProgramResult[]> {
   if (options.rehearse) await rehearseProgram(driver);
-  const answerToolCall = options.answerToolCall ?? ((call: InProcessToolCall) => call.input);
-  const results: InProcessProgramResult[] = [];
-  const pending = [...sources];
-  let running: ProgramRecord | undefined;
-  let programsStarted = 0;
-  let listener: ((frame: unknown) => void) | undefined;
-  let closeListener: (() => void) | undefined;
-  let isClosed = false;
-  let failProtocol: (error: Error) => void = () => {};
-  const protocolBroken = new Promise<never>((_resolve, reject) => {
-    failProtocol = reject;
-  });
-  protocolBroken.catch(() => {}); // awaited below, unless the host already ended
+  const parent = new LoopbackParent(sources, options.answerToolCall ?? ((call) => call.input));
+  const served = serveProgram(driver, parent.transport);
+  const tools = (options.tools ?? []).map((name) => ({
+    name,
+    identifier: toIdentifier(name),
+    description: '',
+    inputSchema: {},
+  }));
+  const limits = { ...defaultHostLimits, ...options.limits };
+  parent.deliver({ type: 'setup', tools, limits, ...(reuse ? { reuse } : {}) });
+  await Promise.race([served, parent.protocolBroken]);
+  return parent.results;
+}
 
-  const deliver = (frame: ParentFrame) => {
+/** The parent's side of one in-process host: sends the programs, answers calls, collects results. */
+class LoopbackParent {
+  readonly results: InProcessProgramResult[] = [];
+  /** Rejects when the host sends a frame the parent would refuse. */
+  readonly protocolBroken: Promise<never>;
+  readonly transport: HostTransport;
+  readonly #pending: string[];
+  readonly #answerToolCall: (call: InProcessToolCall) => JsonValue | Promise<JsonValue>;
+  #running: ProgramRecord | undefined;
+  #programsStarted = 0;
+  #listener: ((frame: unknown) => void) | undefined;
+  #closeListener: (() => void) | undefined;
+  #isClosed = false;
+  #failProtocol: (error: Error) => void = () => {};
+
+  constructor(
+    sources: readonly string[],
+    answerToolCall: (call: InProcessToolCall) => JsonValue | Promise<JsonValue>,
+  ) {
+    this.#pending = [...sources];
+    this.#answerToolCall = answerToolCall;
+    this.protocolBroken = new Promise<never>((_resolve, reject) => {
+      this.#failProtocol = reject;
+    });
+    this.protocolBroken.catch(() => {}); // raced with the host's end, which may come first
+    this.transport = {
+      send: (frame) => this.#receive(frame),
+      onFrame: (next) => {
+        this.#listener = next;
+      },
+      onClose: (next) => {
+        this.#closeListener = next;
+      },
+    };
+  }
+
+  /** Sends a frame to the host through the codec, on a later turn, as a socket would. */
+  deliver(frame: ParentFrame): void {
     for (const decoded of new FrameDecoder().push(encodeFrame(frame))) {
       setImmediate(() => {
-        if (!isClosed) listener?.(decoded);
+        if (!this.#isClosed) this.#listener?.(decoded);
       });
     }
-  };
-  const close = () => {
-    isClosed = true;
-    closeListener?.();
-  };
+  }
 
-  /** The next program the parser accepts; a syntax error is the program's result, as in a session. */
-  const executeNext = () => {
-    for (let source = pending.shift(); source !== undefined; source = pending.shift()) {
-      programsStarted += 1;
-      const programId = `p${programsStarted}`;
-      const prepared = prepareProgramSource(source);
-      if (prepared.ok) {
-        running = { programId, output: '', skippedOutputBytes: 0, toolCalls: [] };
-        deliver({ type: 'execute', programId, source: prepared.source });
-        return;
-      }
-      results.push({ status: 'error', error: prepared.error, output: '', skippedOutputBytes: 0, toolCalls: [] });
+  #close(): void {
+    this.#isClosed = true;
+    this.#closeListener?.();
+  }
+
+  /** A frame from the host, through the codec and the parent's own checks, as on the wire. */
+  #receive(frame: HostFrame): void {
+    if (this.#isClosed) return;
+    try {
+      const [decoded] = new FrameDecoder().push(encodeFrame(frame));
+      this.#onHostFrame(parseHostFrame(decoded));
+    } catch (error) {
+      this.#failProtocol(new Error(`The host broke the protocol: ${errorMessage(error)}`));
+      this.#close();
     }
-    close(); // nothing left to run: the parent closes the channel, as when a session closes
-  };
+  }
 
-  const answer = async (programId: string, calls: readonly { callId: string; name: string; input: JsonValue }[]) => {
-    const answers: ToolCallResult[] = [];
-    for (const { callId, name, input } of calls) {
-      try {
-        answers.push({ callId, ok: true, value: await answerToolCall({ name, input }) });
-      } catch (error) {
-        answers.push({ callId, ok: false, error: errorMessage(error) });
-      }
-    }
-    deliver({ type: 'tool_results', programId, results: answers });
-  };
-
-  const onHostFrame = (frame: HostFrame) => {
+  #onHostFrame(frame: HostFrame): void {
     if (frame.type === 'ready') {
-      executeNext();
+      this.#executeNext();
       return;
     }
     if (frame.type === 'hello') return;
-    if (!running || frame.programId !== running.programId) {
+    const program = this.#running;
+    if (!program || frame.programId !== program.programId) {
       throw new Error(`The host sent a '${frame.type}' frame for a program that is not running.`);
     }
-    const program = running;
     switch (frame.type) {
       case 'output':
         program.output += frame.text;
@@ -235,12 +257,12 @@ async function serveOnLoopback(
         return;
       case 'tool_calls':
         for (const { name, input } of frame.calls) program.toolCalls.push({ name, input });
-        void answer(program.programId, frame.calls);
+        void this.#answer(program.programId, frame.calls);
         return;
       case 'done': {
         const { status, value, error } = frame;
-        running = undefined;
-        results.push({
+        this.#running = undefined;
+        this.results.push({
           status,
           ...(value === undefined ? {} : { value }),
           ...(error === undefined ? {} : { error }),
@@ -251,37 +273,40 @@ async function serveOnLoopback(
         return;
       }
     }
-  };
+  }
 
-  const transport: HostTransport = {
-    send(frame) {
-      if (isClosed) return;
-      try {
-        // Through the codec and the parent's own checks, as on the wire.
-        const [decoded] = new FrameDecoder().push(encodeFrame(frame));
-        onHostFrame(parseHostFrame(decoded));
-      } catch (error) {
-        failProtocol(new Error(`The host broke the protocol: ${errorMessage(error)}`));
-        close();
+  /** Sends the next program the parser accepts; a syntax error is that program's result, as in a session. */
+  #executeNext(): void {
+    for (let source = this.#pending.shift(); source !== undefined; source = this.#pending.shift()) {
+      this.#programsStarted += 1;
+      const programId = `p${this.#programsStarted}`;
+      const prepared = prepareProgramSource(source);
+      if (prepared.ok) {
+        this.#running = { programId, output: '', skippedOutputBytes: 0, toolCalls: [] };
+        this.deliver({ type: 'execute', programId, source: prepared.source });
+        return;
       }
-    },
-    onFrame(next) {
-      listener = next;
-    },
-    onClose(next) {
-      closeListener = next;
-    },
-  };
+      this.results.push({
+        status: 'error',
+        error: prepared.error,
+        output: '',
+        skippedOutputBytes: 0,
+        toolCalls: [],
+      });
+    }
+    this.#close(); // nothing left to run: the parent closes the channel, as when a session closes
+  }
 
-  const served = serveProgram(driver, transport);
-  const tools = (options.tools ?? []).map((name) => ({
-    name,
-    identifier: toIdentifier(name),
-    description: '',
-    inputSchema: {},
-  }));
-  const limits = { ...defaultHostLimits, ...options.limits };
-  deliver({ type: 'setup', tools, limits, ...(reuse ? { reuse } : {}) });
-  await Promise.race([served, protocolBroken]);
-  return results;
+  /** Answers one batch of calls, in one frame, as the parent does. */
+  async #answer(programId: string, calls: readonly { callId: string; name: string; input: JsonValue }[]) {
+    const answers: ToolCallResult[] = [];
+    for (const { callId, name, input } of calls) {
+      try {
+        answers.push({ callId, ok: true, value: await this.#answerToolCall({ name, input }) });
+      } catch (error) {
+        answers.push({ callId, ok: false, error: errorMessage(error) });
+      }
+    }
+    this.deliver({ type: 'tool_results', programId, results: answers });
+  }
 }
