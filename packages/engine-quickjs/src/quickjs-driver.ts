@@ -44,7 +44,7 @@ declare const WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> }
  * guest gets a fresh instance of the same compiled code.
  *
  * The driver compiles `wasm` (QuickJS's wasm, see `readQuickJSWasm`) once and instantiates its
- * first module as soon as it is created, so a process host's rehearsal (see `rehearseProgram` in
+ * first module as soon as it is created, so a process host's rehearsal (see `runProcessHost` in
  * `@ghost/code-mode/host`) runs on that module and hands it back clean for the real program; a
  * worker thread, which serves many programs, keeps what V8 optimised in one program for the next.
  */

@@ -1,7 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { openCodeModeSession } from '@ghost/code-mode';
-import { type HostTransport, serveProgram } from '@ghost/code-mode/host';
-import { describeEngineConformance } from '@ghost/code-mode/testing';
+import { describeEngineConformance, serveSessionInProcess } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
 import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import Type from 'typebox';
@@ -96,42 +95,29 @@ describe("placement 'session'", () => {
 });
 
 describe('a reusable host', () => {
-  /** Serves programs in-process, as a host process would, and records what the host sends. */
-  function loopbackHost(reuse: { cpuSeconds: number; residentBytes: number }) {
-    const sent: string[] = [];
-    let listener: ((frame: unknown) => void) | undefined;
-    const transport: HostTransport = {
-      send: (frame) => {
-        sent.push(frame.type);
-        if (frame.type === 'ready') {
-          // Two programs that complete, then one that fails, which ends any host.
-          const count = sent.filter((type) => type === 'ready').length;
-          const source = count < 3 ? 'return 1' : 'throw new Error("last")';
-          setImmediate(() => listener?.({ type: 'execute', programId: `p${count}`, source }));
-        }
-      },
-      onFrame: (next) => {
-        listener = next;
-      },
-    };
-    const served = serveProgram(createQuickJSDriver(readQuickJSWasm()), transport);
-    const limits = { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 };
-    listener?.({ type: 'setup', tools: [], limits, reuse });
-    return { served, sent };
+  // Two programs that complete, then one that fails, which ends any host: the fourth never runs.
+  const programs = ['return 1', 'return 1', 'throw new Error("last")', 'return 1'];
+  const limits = { outputBytes: 1024, memoryBytes: 16 * 1024 * 1024, cpuSeconds: 10, wallSeconds: 10 };
+
+  /** Serves `programs` in-process on one host, as a host process would; each result says how its program ended. */
+  async function statusesServed(hostBudget: { cpuSeconds: number; residentBytes: number }) {
+    const driver = createQuickJSDriver(readQuickJSWasm());
+    const results = await serveSessionInProcess(driver, { programs, limits, hostBudget });
+    return results.map((result) => result.status);
   }
 
   it('ends after the program that takes it past its CPU or memory budget', async () => {
-    const spentCpu = loopbackHost({ cpuSeconds: 0, residentBytes: Number.MAX_SAFE_INTEGER });
-    await spentCpu.served;
-    expect(spentCpu.sent).toEqual(['ready', 'done']);
-    const spentMemory = loopbackHost({ cpuSeconds: 1_000, residentBytes: 0 });
-    await spentMemory.served;
-    expect(spentMemory.sent).toEqual(['ready', 'done']);
+    expect(await statusesServed({ cpuSeconds: 0, residentBytes: Number.MAX_SAFE_INTEGER })).toEqual([
+      'completed',
+    ]);
+    expect(await statusesServed({ cpuSeconds: 1_000, residentBytes: 0 })).toEqual(['completed']);
   });
 
   it('builds a fresh guest and answers ready again after each completed program within budget', async () => {
-    const host = loopbackHost({ cpuSeconds: 1_000, residentBytes: Number.MAX_SAFE_INTEGER });
-    await host.served;
-    expect(host.sent).toEqual(['ready', 'done', 'ready', 'done', 'ready', 'done']);
+    expect(await statusesServed({ cpuSeconds: 1_000, residentBytes: Number.MAX_SAFE_INTEGER })).toEqual([
+      'completed',
+      'completed',
+      'error',
+    ]);
   });
 });

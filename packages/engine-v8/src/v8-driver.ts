@@ -44,7 +44,7 @@ function onCatastrophicError(message: string): void {
  * the wall clock and the stop flag, and disposes of the isolate at a limit.
  *
  * isolated-vm's first compile, run, callback and result in a process cost a few milliseconds
- * more than later ones; the host's rehearsal (`rehearseProgram`
+ * more than later ones; the host's rehearsal (see `runProcessHost`
  * in `@ghost/code-mode/host`) runs one small program in a throwaway isolate first, so the real
  * program does not pay for them.
  *

@@ -23,6 +23,11 @@ export interface HostTransport {
   send(frame: HostFrame): void;
   /** Registers the one listener for parent frames, already parsed from the wire. */
   onFrame(listener: (frame: unknown) => void): void;
+  /**
+   * Registers the listener for the parent closing the channel, where the transport outlives it
+   * (in process). A process host exits instead.
+   */
+  onClose?(listener: () => void): void;
 }
 
 /**
@@ -71,6 +76,7 @@ export function serveProgram(
       reject: rejectServed,
     });
     transport.onFrame((raw) => server.onParentFrame(raw));
+    transport.onClose?.(() => server.onParentClosed());
   });
 }
 
@@ -90,6 +96,7 @@ class ProgramServer {
   #guest: Promise<PreparedGuest> | undefined;
   #program: ServedProgram | undefined;
   #running: PreparedGuest | undefined;
+  #isParentClosed = false;
 
   constructor(
     driver: EngineDriver,
@@ -133,6 +140,30 @@ class ProgramServer {
     }
   }
 
+  /**
+   * The parent is gone: a program running stops, and the host ends after it (at once between
+   * programs, freeing the guest it prepared for the next).
+   */
+  onParentClosed(): void {
+    this.#isParentClosed = true;
+    if (this.#program) {
+      this.#program.isStopRequested = true;
+      return;
+    }
+    const prepared = this.#guest;
+    this.#guest = undefined;
+    if (!prepared) {
+      this.#served.resolve();
+      return;
+    }
+    prepared
+      .then(
+        (guest) => guest.dispose(),
+        () => {},
+      )
+      .then(this.#served.resolve, this.#served.reject);
+  }
+
   #prepareGuest({ tools, limits }: SetupFrame): void {
     const preparing = this.#driver.prepare({
       prelude: guestPrelude,
@@ -161,7 +192,8 @@ class ProgramServer {
     this.#program = started;
     this.#guest = undefined;
     void this.#execute(frame, settings, preparing, started).then((completion) => {
-      if (completion.status === 'completed' && settings.reuse && isWithin(settings.reuse)) {
+      const isReusable = completion.status === 'completed' && !this.#isParentClosed;
+      if (isReusable && settings.reuse && isWithin(settings.reuse)) {
         this.#program = undefined;
         this.#prepareGuest(settings);
       } else {

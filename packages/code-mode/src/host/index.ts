@@ -3,7 +3,8 @@
  * (or worker thread) around an engine. An engine's host script is one call to
  * {@link runProcessHost} with its {@link EngineDriver}; a driver runs each program with
  * {@link GuestTurnLoop}. The parent side of an engine is in `@ghost/code-mode/engine`. The
- * protocol between the parent and its hosts is private to code mode.
+ * protocol between the parent and its hosts is private to code mode: to run a driver's programs
+ * in a test, without a process, use `serveProgramInProcess` from `@ghost/code-mode/testing`.
  *
  * @example
  * ```ts
@@ -16,7 +17,7 @@
  * @packageDocumentation
  */
 
-export type { HostFrame, HostLimits } from '../shared/protocol.js';
+export type { HostLimits } from '../shared/protocol.js';
 export {
   type EngineDriver,
   formatStall,
@@ -27,8 +28,6 @@ export {
 } from './engine-driver.js';
 export type { GuestControl } from './guest-prelude.js';
 export { GuestTurnLoop, type GuestTurns, hostThen } from './guest-turn-loop.js';
-export { rehearseProgram } from './host-rehearsal.js';
-export { type HostTransport, serveProgram } from './host-runtime.js';
 export { formatInterrupt, type InterruptReason } from './interrupt.js';
 export { runProcessHost } from './process-host.js';
 export { createThreadTask, type ThreadTask, type ThreadTaskResult } from './thread-task.js';

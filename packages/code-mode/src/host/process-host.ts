@@ -34,9 +34,10 @@ function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
 }
 
 /**
- * The whole life of a process host: rehearse (see {@link rehearseProgram}), say hello, run one
- * program (or, set up with reuse, programs while they complete), and exit. A host started for a
- * program that is already waiting (with `--ghost-no-rehearsal`) says hello at once.
+ * The whole life of a process host: rehearse (run one small program through the whole host path,
+ * so the first real program does not pay for compiling it), say hello, run one program (or, set
+ * up with reuse, programs while they complete), and exit. A host started for a program that is
+ * already waiting (with `--ghost-no-rehearsal`) says hello at once.
  * An engine's host script is `runProcessHost(driver)` and nothing else. It never rejects (so a
  * host script may call it with `void`): a failure, even of opening the parent's channel, is written
  * to stderr and ends the host with exit code 70.

@@ -1,7 +1,8 @@
 /**
  * Test helpers for code-mode engines: the conformance suite every engine runs, the check of the
  * guest API manifest against the prelude in an engine's interpreter, sessions opened without an
- * agent, and a forged host that plays a compromised engine host against the parent.
+ * agent, a driver's programs served in process with the parent's side played for it, and a forged
+ * host that plays a compromised engine host against the parent.
  *
  * @packageDocumentation
  */
@@ -43,3 +44,12 @@ export {
   hostileHandshake,
   hostileHostEngine,
 } from './hostile-host.js';
+export {
+  type InProcessHostOptions,
+  type InProcessProgramOptions,
+  type InProcessProgramResult,
+  type InProcessSessionOptions,
+  type InProcessToolCall,
+  serveProgramInProcess,
+  serveSessionInProcess,
+} from './serve-program-in-process.js';
