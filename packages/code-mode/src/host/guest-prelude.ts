@@ -29,8 +29,8 @@ export const guestPrelude: string = guestPreludeText;
  *   `{status, value?, error?}` once the program ends (by its value, `exit`/`finish` or a throw);
  * - `takeCalls()` returns the JSON text of the tool calls queued since it was last called, an
  *   array of `{callId, name, input}`, or `undefined` when there are none;
- * - `deliverResults(json)` takes the JSON text of an array of {@link ToolCallResult}s and settles
- *   the calls they answer; results for calls nobody waits on are ignored. It returns how many
+ * - `deliverResults(json)` takes the JSON text of an array of tool call results
+ *   (`{callId, ok: true, value}` or `{callId, ok: false, error}`) and settles the calls they answer; results for calls nobody waits on are ignored. It returns how many
  *   calls still wait for a result (none: the program can only go on by itself).
  */
 export interface GuestControl {
