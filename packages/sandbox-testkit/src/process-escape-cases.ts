@@ -27,43 +27,7 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
         expect(await processesWithMarker(marker), 'marked processes left after close()').toEqual([]);
       },
     }),
-    escapeCase({
-      title: `a fork bomb is held to limits.processes (${processLimit})`,
-      needs: ['processLimit', 'native probe'],
-      run: async (harness) => {
-        const marker = harness.marker();
-        const { result: run, peak } = await peakProcessCount(
-          marker,
-          harness.runNative('fork-bomb', ['2', marker], { limits: { processes: processLimit } }),
-        );
-        const report = harness.report<{ forks: number; failures: number }>(run);
-        expect(report.failures, 'forks refused once the limit was reached').toBeGreaterThan(0);
-        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
-        await run.process.close();
-        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
-      },
-    }),
-    escapeCase({
-      title: `1,000 spawns are held to limits.processes (${processLimit})`,
-      needs: ['processLimit', 'native probe'],
-      run: async (harness) => {
-        const marker = harness.marker();
-        const { result: run, peak } = await peakProcessCount(
-          marker,
-          harness.runNode(spawnManyProbe(harness.nativeProbePath, ['sleep', marker], 1_000), {
-            limits: { processes: processLimit },
-          }),
-        );
-        const report = harness.report<{ started: number; failures: Record<string, number> }>(run);
-        expect(report.started).toBeLessThan(processLimit);
-        expect(Object.values(report.failures).reduce((sum, count) => sum + count, 0)).toBe(
-          1_000 - report.started,
-        );
-        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
-        await run.process.close();
-        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
-      },
-    }),
+    ...floodCases(context),
     escapeCase({
       title: "subprocesses: 'deny' stops child_process.spawn, yet Node itself runs",
       needs: ['subprocessDenial'],
@@ -112,6 +76,49 @@ export function processEscapeCases(context: SuiteContext): ConformanceCase[] {
           : await inheritableDescriptors(harness.nativeProbePath);
         const extra = report.fds.filter((fd) => fd > 4 && !tolerated.includes(fd));
         expect(extra, 'descriptors the process should not hold').toEqual([]);
+      },
+    }),
+  ];
+}
+
+/** Fork bombs and spawn floods: held to `limits.processes`, and nothing of them left after close(). */
+function floodCases(context: SuiteContext): ConformanceCase[] {
+  return [
+    escapeCase({
+      title: `a fork bomb is held to limits.processes (${processLimit})`,
+      needs: ['processLimit', 'native probe'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const { result: run, peak } = await peakProcessCount(
+          marker,
+          harness.runNative('fork-bomb', ['2', marker], { limits: { processes: processLimit } }),
+        );
+        const report = harness.report<{ forks: number; failures: number }>(run);
+        expect(report.failures, 'forks refused once the limit was reached').toBeGreaterThan(0);
+        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
+        await run.process.close();
+        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
+      },
+    }),
+    escapeCase({
+      title: `1,000 spawns are held to limits.processes (${processLimit})`,
+      needs: ['processLimit', 'native probe'],
+      run: async (harness) => {
+        const marker = harness.marker();
+        const { result: run, peak } = await peakProcessCount(
+          marker,
+          harness.runNode(spawnManyProbe(harness.nativeProbePath, ['sleep', marker], 1_000), {
+            limits: { processes: processLimit },
+          }),
+        );
+        const report = harness.report<{ started: number; failures: Record<string, number> }>(run);
+        expect(report.started).toBeLessThan(processLimit);
+        expect(Object.values(report.failures).reduce((sum, count) => sum + count, 0)).toBe(
+          1_000 - report.started,
+        );
+        expect(peak, 'the most marked processes at once').toBeLessThanOrEqual(processLimit);
+        await run.process.close();
+        if (context.capabilities.processTreeOwnership) expect(await processesWithMarker(marker)).toEqual([]);
       },
     }),
   ];
