@@ -133,6 +133,8 @@ async function stillRunning(profile: string, timeoutMs: number): Promise<number[
 const canRun = hasChromium || setupInstallsChromium;
 const skipReason = `skipped: ${chromiumPath} is missing and setup cannot install it here (needs Linux, root and apt-get)`;
 
+// Skips only where no Chromium exists and setup cannot install one (not Linux, not root, no apt-get):
+// the title says so. On CI (Linux, root) a missing Chromium fails the test instead.
 describe.skipIf(!canRun)(canRun ? 'the documentation site' : `the documentation site (${skipReason})`, () => {
   let server: Server | undefined;
   let browser: Browser | undefined;

@@ -86,6 +86,8 @@ async function runEnded(page: Page): Promise<void> {
   await page.waitForSelector('#stop:disabled');
 }
 
+// Skips only off Linux-as-root, where setup cannot install Chromium or bubblewrap: the title says
+// why. On CI (Linux, root) a missing one fails the test, telling the user to run `npm run setup`.
 describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`.trim(), () => {
   const activities: ServerActivity[] = [];
   let folder = '';

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { defineTool, type Tool } from '@ghost/core';
 import Type from 'typebox';
 
@@ -18,21 +19,6 @@ const orders: Readonly<Record<string, { status: string; items: string[]; total: 
   },
   '1043': { status: 'being packed', items: ['espresso grinder'], total: 129 },
 };
-
-/** Waits `milliseconds`, or rejects with the signal's reason as soon as it aborts. */
-function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, milliseconds);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /**
  * The shop's three tools: `lookup_order` answers at once, `sales_report` takes a minute (and stops
@@ -56,7 +42,7 @@ export function createShopTools(report: (activity: ToolActivity) => void): Tool[
     async execute({ quarter }, { signal }) {
       report({ tool: 'sales_report', status: 'started' });
       try {
-        await sleep(salesReportMs, signal);
+        await delay(salesReportMs, undefined, { signal }); // rejects as soon as the call is cancelled
       } catch (error) {
         report({ tool: 'sales_report', status: 'aborted' });
         throw error;

@@ -219,6 +219,7 @@ describe('bwrapSandbox', () => {
     expect((await runNode(script, { subprocesses: 'allow' })).stdout.trim()).toBe('7');
   });
 
+  // Needs a working bubblewrap (setup installs it on Linux as root, so CI runs it); the title says why.
   it.skipIf(!hasBwrap)(`isolates the network unless 'shared' is asked for${noBwrap}`, async () => {
     const script = `const s = require('net').connect(9, '127.0.0.1');
       s.on('error', (e) => console.log(e.code)); s.on('connect', () => { console.log('connected'); s.destroy(); });`;

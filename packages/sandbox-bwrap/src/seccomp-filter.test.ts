@@ -692,6 +692,7 @@ describe('in a bubblewrap sandbox', () => {
     });
   });
 
+  // x32 system calls exist only on x86-64 kernels; other machines have nothing to deny.
   it.skipIf(!canProbe || machineArchitecture !== 'x64')(
     `on x86_64 x32 system calls fail with EPERM ${noProbe || noX32}`,
     () => {
@@ -699,6 +700,7 @@ describe('in a bubblewrap sandbox', () => {
     },
   );
 
+  // i386 calls exist only on x86-64, and only where the kernel still runs 32-bit programs.
   it.skipIf(!canProbe || machineArchitecture !== 'x64' || !i386Works)(
     `on x86_64 an i386 system call kills the process ${noProbe || noX32 || noI386}`,
     () => {
@@ -719,6 +721,7 @@ describe('in a bubblewrap sandbox', () => {
     });
   });
 
+  // The probe needs a bwrap that can run it (CI's can); the title says why it skips elsewhere.
   it.skipIf(!canProbe)(`with network 'shared' inet sockets can be created ${noProbe}`, () => {
     const checks = ['socket_inet', 'socket_inet6', 'socket_unix'];
     expect(probe(machinePolicy({ network: 'shared', subprocesses: 'deny' }), checks)).toEqual({

@@ -115,6 +115,8 @@ export function closingCases(stores: ConformanceStores): void {
 /** A second store over the same storage shares sessions and their locks. */
 export function sharedStorageCases(stores: ConformanceStores): void {
   const { make, sibling, openSession } = stores;
+  // A store whose suite gives no `sibling` (one process, in-memory storage) has no second view of its
+  // storage to test; the enclosing describe's title says so.
   it.skipIf(!stores.hasSibling)(
     'shares sessions and their locks with a second store over the same storage',
     async () => {

@@ -178,6 +178,7 @@ export function pausedRunSessionCases(stores: ConformanceStores): void {
     await again.release();
   });
 
+  // Only a store with a second view of its storage (`sibling`) can share a pause; the title says so.
   it.skipIf(!stores.hasSibling)(
     `shares a paused run with a second store over the same storage${siblingSkip}`,
     async () => {
