@@ -5,7 +5,7 @@ import { pythonDeclarations } from './python-declarations.js';
 
 /** What a Python engine says about itself in {@link pythonInstructions}. */
 export interface PythonInstructionsOptions {
-  /** Where each program runs, as the model should read it: `'a fresh Pyodide (CPython 3.13) interpreter'`. */
+  /** Where each program runs, as the model should read it: `'a fresh Pyodide interpreter'`. */
   readonly interpreter: string;
 }
 
