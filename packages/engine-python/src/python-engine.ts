@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode/engine';
 import { pythonInstructions } from './python-instructions.js';
+import { sharedPythonSnapshot } from './python-snapshot.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -23,5 +24,15 @@ export const pythonEngine: EngineV1 = defineHostEngine({
   // its next check, after the growth: the sandbox's memory limit is the bound.
   capabilities: [],
   instructions: pythonInstructions,
-  host: { script: fileURLToPath(new URL('../host/python-host.mjs', import.meta.url)) },
+  host: {
+    script: fileURLToPath(new URL('../host/python-host.mjs', import.meta.url)),
+    // No eval or new Function in the host: a program that reaches a JavaScript object through
+    // Pyodide's foreign-function interface cannot turn its constructor into code.
+    nodeOptions: ['--disallow-code-generation-from-strings'],
+  },
+  // Hosts load Pyodide from a memory snapshot made once per machine, which they may read.
+  prepare: async () => {
+    const snapshot = await sharedPythonSnapshot();
+    return snapshot === undefined ? undefined : { hostArguments: [snapshot], readPaths: [snapshot] };
+  },
 });
