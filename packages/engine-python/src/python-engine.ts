@@ -5,6 +5,9 @@ import { sharedPythonSnapshot } from './python-snapshot.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 
+/** The least `limits.memoryBytes` Python programs run with: 32 MiB. */
+export const pythonMinimumMemoryBytes = 32 * 1024 * 1024;
+
 /**
  * The Python engine: each program runs in a fresh CPython interpreter (Pyodide, WebAssembly)
  * inside a fresh host process started through the sandbox, with one host started (and its
@@ -23,6 +26,9 @@ export const pythonEngine: EngineV1 = defineHostEngine({
   // The host stops a program whose WebAssembly memory grew past limits.memoryBytes, but only at
   // its next check, after the growth: the sandbox's memory limit is the bound.
   capabilities: [],
+  // Below this the interpreter and its heap do not fit with room for a program: a Pyodide host
+  // is about 200 MiB resident (docs/decisions/2026-12-07-python-engine.md).
+  minimumMemoryBytes: pythonMinimumMemoryBytes,
   instructions: pythonInstructions,
   host: {
     script: fileURLToPath(new URL('../host/python-host.mjs', import.meta.url)),

@@ -111,5 +111,11 @@ describe.skipIf(!bwrapDetection.available)(
         await close();
       }
     });
+
+    it('refuses a session whose limits.memoryBytes is below the engine floor, saying what to set', async () => {
+      await expect(openPythonSession({ limits: { memoryBytes: 16 * 1024 * 1024 } })).rejects.toThrow(
+        "openCodeModeSession(): engine 'python' needs limits.memoryBytes of at least 33554432 bytes (32 MiB), and it is 16777216 (16 MiB). Set limits: { memoryBytes: 33554432 } or more, or use another engine.",
+      );
+    });
   },
 );
