@@ -112,6 +112,7 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
     const readPaths = start?.readPaths ?? [];
     return openHostSession(context, {
       engine: name,
+      language,
       hostScript: script,
       runtimePaths: readPaths.length === 0 ? runtimePaths : [...new Set([...runtimePaths, ...readPaths])],
       ...(threadWorker === undefined ? {} : { threadScript: threadWorker }),

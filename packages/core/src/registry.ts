@@ -47,6 +47,7 @@ const builtinPackages: { readonly [Kind in PluginKind]: ReadonlyMap<string, stri
   engine: new Map([
     ['quickjs', '@ghost/engine-quickjs'],
     ['v8', '@ghost/engine-v8'],
+    ['python', '@ghost/engine-python'],
   ]),
   sandbox: new Map([
     ['bwrap', '@ghost/sandbox-bwrap'],

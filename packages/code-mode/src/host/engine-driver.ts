@@ -13,7 +13,10 @@ export interface GuestSetup {
 /** One program as an engine driver runs it, inside the host. */
 export interface HostProgram {
   readonly programId: string;
-  /** The program, wrapped as an async function call (see `wrapProgram`). */
+  /**
+   * The program: in JavaScript wrapped as an async function call (see `wrapProgram`), in any
+   * other language (`EngineDriver.language`) as the model wrote it.
+   */
   readonly source: string;
   /**
    * Sends the tool calls the guest queued: the JSON text `takeCalls()` returned. Call it each time
@@ -56,10 +59,27 @@ export interface EngineDriver {
   /** The engine's name, sent in the handshake. */
   readonly engine: string;
   /**
+   * The language programs are written in. Default `'javascript'`: the host hands the driver each
+   * program wrapped as an async function body (see `wrapProgram`). In any other language the
+   * driver gets the program as the model wrote it.
+   */
+  readonly language?: string;
+  /**
+   * The program a spare host rehearses before it says hello (see `rehearseProgram`), written in
+   * {@link language}: it prints a line, calls the tool `warm` once, and ends with a value. Default
+   * a JavaScript program; a driver of another language without one skips the rehearsal.
+   */
+  readonly rehearsalSource?: string;
+  /**
    * Builds a fresh guest: runtime, context, prelude and globals. A host reused for a session's
    * programs calls it again after each completed program, and each call must give a new guest.
    */
   prepare(setup: GuestSetup): Promise<PreparedGuest>;
+}
+
+/** True when the driver runs JavaScript, whose programs the host wraps (see `wrapProgram`). */
+export function isJavaScript(driver: EngineDriver): boolean {
+  return driver.language === undefined || driver.language === 'javascript';
 }
 
 /**

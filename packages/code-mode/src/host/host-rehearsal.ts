@@ -1,6 +1,6 @@
 import { encodeFrame, FrameDecoder } from '../shared/frame-codec.js';
 import type { GuestToolCall, HostFrame, ParentFrame } from '../shared/protocol.js';
-import type { EngineDriver } from './engine-driver.js';
+import { type EngineDriver, isJavaScript } from './engine-driver.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
 
 /** A program that takes every path a real one takes: output, a tool call, a value. */
@@ -20,6 +20,8 @@ const rehearsalSource = 'console.log(await tools.warm({ n: 1 }));\nreturn [1, { 
  * that completed cleanly).
  */
 export async function rehearseProgram(driver: EngineDriver): Promise<void> {
+  const source = driver.rehearsalSource ?? (isJavaScript(driver) ? rehearsalSource : undefined);
+  if (source === undefined) return; // a language code mode has no rehearsal for
   const decoder = new FrameDecoder();
   let listener: ((frame: unknown) => void) | undefined;
   // Frames cross the real codec, as they would on the wire.
@@ -29,8 +31,7 @@ export async function rehearseProgram(driver: EngineDriver): Promise<void> {
   const transport: HostTransport = {
     send(frame: HostFrame) {
       const [sent] = new FrameDecoder().push(encodeFrame(frame)) as HostFrame[];
-      if (sent?.type === 'ready')
-        deliver({ type: 'execute', programId: 'rehearsal', source: rehearsalSource });
+      if (sent?.type === 'ready') deliver({ type: 'execute', programId: 'rehearsal', source });
       if (sent?.type === 'tool_calls') {
         const results = sent.calls.map(({ callId }: GuestToolCall) => ({
           callId,

@@ -14,7 +14,13 @@ import {
   type SetupFrame,
   type ToolCallResult,
 } from '../shared/protocol.js';
-import type { EngineDriver, HostProgram, PreparedGuest, ProgramCompletion } from './engine-driver.js';
+import {
+  type EngineDriver,
+  type HostProgram,
+  isJavaScript,
+  type PreparedGuest,
+  type ProgramCompletion,
+} from './engine-driver.js';
 import { guestPrelude, wrapProgram } from './guest-prelude.js';
 import { HostOutput } from './host-output.js';
 
@@ -89,6 +95,8 @@ interface ServedProgram {
 /** The state of {@link serveProgram}: the setup, the guest prepared for the next program, the program running. */
 class ProgramServer {
   readonly #driver: EngineDriver;
+  /** JavaScript programs run as an async function body; other languages' as written. */
+  readonly #wrapsPrograms: boolean;
   readonly #transport: HostTransport;
   readonly #isStopRequestedOutside: () => boolean;
   readonly #served: { readonly resolve: () => void; readonly reject: (error: unknown) => void };
@@ -105,6 +113,7 @@ class ProgramServer {
     served: { readonly resolve: () => void; readonly reject: (error: unknown) => void },
   ) {
     this.#driver = driver;
+    this.#wrapsPrograms = isJavaScript(driver);
     this.#transport = transport;
     this.#isStopRequestedOutside = isStopRequestedOutside;
     this.#served = served;
@@ -252,7 +261,7 @@ class ProgramServer {
     let callsSent = 0;
     return {
       programId,
-      source: wrapProgram(frame.source),
+      source: this.#wrapsPrograms ? wrapProgram(frame.source) : frame.source,
       write: (text) => output.write(text),
       sendCalls: (callsJson) => {
         const { sent, refused } = screenCalls(JSON.parse(callsJson) as GuestToolCall[], limits, callsSent);

@@ -20,6 +20,11 @@ import { requireContainablePlacement } from './thread-placement.js';
 export interface HostEngineOptions {
   /** The engine's name, as its host says in the handshake. */
   readonly engine: string;
+  /**
+   * The language of its programs. Default `'javascript'`, which the session parses and rewrites
+   * (see `prepareProgramSource`); another language's programs reach the host as written.
+   */
+  readonly language?: string;
   /** The absolute path of the host script, which calls `runProcessHost(driver)`. */
   readonly hostScript: string;
   /**
@@ -96,6 +101,7 @@ export function openHostSession(context: EngineOpenContext, options: HostEngineO
     prewarm: context.prewarm,
     launch,
     ...(spares ? { spares } : {}),
+    isJavaScript: (options.language ?? 'javascript') === 'javascript',
   });
 }
 

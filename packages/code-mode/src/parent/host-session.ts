@@ -3,7 +3,7 @@ import { raceAbort } from '@ghost/core/tool-calls';
 import type { CodeModeSession, ObserveOptions, ProgramResult } from '../engine.js';
 import { CodeModeHostError, CodeModeSourceTooLargeError, CodeModeStateError } from '../errors.js';
 import type { CodeModeLimits } from '../limits.js';
-import { loadProgramParser, prepareProgramSource } from '../program-source.js';
+import { loadProgramParser, type PreparedSource, prepareProgramSource } from '../program-source.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { ToolBroker } from '../tool-broker.js';
 import { failedHostLink, type HostLauncher, type HostLink, type LaunchPurpose } from './host-link.js';
@@ -26,6 +26,12 @@ export interface HostSessionOptions {
   readonly spares?: SpareHosts;
   /** Releases what the session shares between its hosts (a worker pool); run last by `close()`. */
   readonly release?: () => Promise<void>;
+  /**
+   * Whether programs are JavaScript, which the session parses and rewrites to return their
+   * completion value (see `prepareProgramSource`). Default true; another language's programs go
+   * to the host as written, and its engine finds their value and syntax errors itself.
+   */
+  readonly isJavaScript?: boolean;
 }
 
 interface Spare {
@@ -57,7 +63,7 @@ export class HostSession implements CodeModeSession {
     this.#options = options;
     if (options.prewarm && !options.spares) this.#spare = this.#launchSpare();
     // The parser loads while the first host starts, off the first program's path.
-    void loadProgramParser();
+    if (options.isJavaScript !== false) void loadProgramParser();
   }
 
   execute(source: string, options: ObserveOptions = {}): Promise<ProgramResult> {
@@ -84,8 +90,7 @@ export class HostSession implements CodeModeSession {
         );
       }
       options.onProgramStart?.();
-      await loadProgramParser();
-      const prepared = prepareProgramSource(source);
+      const prepared = await this.#prepareSource(source);
       if (!prepared.ok) return { status: 'error', output: '', error: prepared.error };
       this.#programsStarted += 1;
       if (current?.cleanup) this.#track(current.cleanup); // a final result nobody asked for
@@ -109,6 +114,13 @@ export class HostSession implements CodeModeSession {
       }
       return result;
     });
+  }
+
+  /** JavaScript parsed and rewritten to return its value; another language as written. */
+  async #prepareSource(source: string): Promise<PreparedSource> {
+    if (this.#options.isJavaScript === false) return { ok: true, source };
+    await loadProgramParser();
+    return prepareProgramSource(source);
   }
 
   /** Forgets a program exec did not hand back: nothing can wait for it or stop it. */

@@ -1,0 +1,3 @@
+import { ghostProject } from '@ghost/vitest-config';
+
+export default ghostProject('engine-python');
