@@ -131,6 +131,9 @@ async function ghostRunner(placement) {
     engine: quickjsEngine,
     tools: [noop],
     placement,
+    // The backend itself, not the name 'native': resolved by name from the working directory,
+    // which need not be this package's when peers.js runs it.
+    sandbox: bwrapSandbox,
     limits: { toolCalls: 100_000, programs: 1000 },
     maxToolCalls: 1_000_000_000,
   });
