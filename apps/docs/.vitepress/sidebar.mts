@@ -10,6 +10,7 @@ const guides = [
   'agents-tools-runs',
   'models-and-providers',
   'code-mode',
+  'python-programs',
   'sandboxes',
   'mcp',
   'tracing',
