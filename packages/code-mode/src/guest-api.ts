@@ -19,6 +19,24 @@ export interface GuestGlobal {
   readonly instruction: string;
   /** Whether a tool cannot take the global's name as its identifier, so the two are never confused. */
   readonly isReserved: boolean;
+  /** The same global in Python programs (see {@link PythonGuestGlobal}). */
+  readonly python: PythonGuestGlobal;
+}
+
+/**
+ * One global of the guest API as a Python program sees it; the Python engine's prelude installs
+ * each (see `pythonDeclarations`).
+ */
+export interface PythonGuestGlobal {
+  /** Its name in Python, such as `print` for JavaScript's `console`. */
+  readonly name: string;
+  /**
+   * The Python stub the model reads, with a docstring; omitted for `tools`, which the catalog
+   * renders, and for a Python built-in such as `print`.
+   */
+  readonly declaration?: string;
+  /** The line of the Python instructions' list about it. */
+  readonly instruction: string;
 }
 
 /** One method of the `tools` object beside the tools themselves. */
@@ -88,6 +106,11 @@ export const guestGlobals: readonly GuestGlobal[] = Object.freeze([
     instruction:
       "Call tools as `await tools.name(args)`; each returns a Promise of its JSON result, so use `Promise.all` (or `tools.parallel(() => ..., () => ...)`) for independent calls. `tools.call('name', args)` takes the name as a string. A failing tool call rejects: catch it with try/catch, or let it fail the program.",
     isReserved: true,
+    python: {
+      name: 'tools',
+      instruction:
+        "Call tools as `await tools.name(key=value)`; each returns its JSON result (dict, list, str, int, float, bool or None), so use `asyncio.gather(...)` (or `tools.parallel(lambda: ..., lambda: ...)`) for independent calls. `await tools.call('name', {...})` takes the name as a string, and `tools.name({...})` a dict. A failing tool call raises `ToolError`: catch it with try/except, or let it fail the program.",
+    },
   },
   {
     name: 'ALL_TOOLS',
@@ -95,6 +118,21 @@ export const guestGlobals: readonly GuestGlobal[] = Object.freeze([
     instruction:
       "`ALL_TOOLS` lists every tool with its schema: `name` is what follows `tools.`, `toolName` the tool's own name.",
     isReserved: true,
+    python: {
+      name: 'ALL_TOOLS',
+      declaration: `class ToolInfo(TypedDict):
+    """One entry of ALL_TOOLS: name is what follows tools., toolName the tool's own name."""
+    name: str
+    toolName: str
+    description: str
+    inputSchema: dict[str, Any]
+    outputSchema: NotRequired[dict[str, Any]]
+
+ALL_TOOLS: list[ToolInfo]
+"""Every tool with its schemas."""`,
+      instruction:
+        "`ALL_TOOLS` lists every tool with its schema: `name` is what follows `tools.`, `toolName` the tool's own name.",
+    },
   },
   {
     name: 'text',
@@ -103,6 +141,13 @@ export const guestGlobals: readonly GuestGlobal[] = Object.freeze([
     instruction:
       '`text(value)` adds a line to the output you read: strings as they are, anything else as JSON.',
     isReserved: true,
+    python: {
+      name: 'text',
+      declaration: `def text(value: Any) -> None:
+    """Adds a line to the output you read back: strings as they are, anything else as JSON."""`,
+      instruction:
+        '`text(value)` adds a line to the output you read: strings as they are, anything else as JSON.',
+    },
   },
   {
     name: 'exit',
@@ -111,12 +156,25 @@ export const guestGlobals: readonly GuestGlobal[] = Object.freeze([
     instruction:
       "`exit(value)` ends the program at once and returns `value`. Without it, the program's completion value, as a REPL shows it (the last expression statement that ran, also inside if/else, try/catch or a loop), is returned as `value`.",
     isReserved: true,
+    python: {
+      name: 'exit',
+      declaration: `def exit(value: Any = None) -> NoReturn:
+    """Ends the program at once; value becomes its result."""`,
+      instruction:
+        "`exit(value)` ends the program at once and returns `value` (`except Exception` does not catch it). Without it, the value of the program's last line, when that line is an expression, is returned as `value`.",
+    },
   },
   {
     name: 'finish',
     declare: () => '/** The same as `exit`. */\ndeclare function finish(value?: unknown): never;',
     instruction: '`finish(value)` is the same as `exit(value)`.',
     isReserved: true,
+    python: {
+      name: 'finish',
+      declaration: `def finish(value: Any = None) -> NoReturn:
+    """The same as exit."""`,
+      instruction: '`finish(value)` is the same as `exit(value)`.',
+    },
   },
   {
     name: 'console',
@@ -124,6 +182,10 @@ export const guestGlobals: readonly GuestGlobal[] = Object.freeze([
     instruction:
       '`console.log(...)` (and `info`, `warn`, `error`, `debug`, `trace`) adds its values to the same output, one line per call.',
     isReserved: true,
+    python: {
+      name: 'print',
+      instruction: '`print(...)` adds its values to the same output, as Python prints them.',
+    },
   },
 ]);
 

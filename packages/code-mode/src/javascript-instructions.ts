@@ -1,23 +1,11 @@
 import type { EngineInstructionsContext } from './engine.js';
 import { guestInstructionLines } from './guest-api.js';
+import { formatContainment } from './program-containment.js';
 
 /** What a JavaScript engine says about itself in {@link javascriptInstructions}. */
 export interface JavaScriptInstructionsOptions {
   /** Where each program runs, as the model should read it: `'a fresh V8 isolate'`. */
   readonly interpreter: string;
-}
-
-function formatContainment({ sandbox, limits }: EngineInstructionsContext): string {
-  const { capabilities } = sandbox;
-  const enforced: string[] = [];
-  if (capabilities.filesystemIsolation) enforced.push('no filesystem outside a private temporary directory');
-  if (capabilities.networkIsolation) enforced.push('no network');
-  if (capabilities.subprocessDenial) enforced.push('no subprocesses');
-  const os =
-    enforced.length > 0
-      ? `The program runs in the '${sandbox.name}' sandbox: ${enforced.join(', ')}.`
-      : `The program runs with no operating-system sandbox ('${sandbox.name}').`;
-  return `${os} It may use about ${Math.round(limits.memoryBytes / 1024 / 1024)} MiB of memory and ${limits.cpuSeconds} s of CPU, and make ${limits.toolCalls} tool calls, at most ${limits.concurrency} at a time (more wait their turn).`;
 }
 
 /**

@@ -1,7 +1,5 @@
 import type { JsonSchema } from '@ghost/core/provider';
-
-/** A schema object as this module reads it: any keyword may be missing or malformed. */
-type SchemaObject = Readonly<Record<string, unknown>>;
+import { constraintHints, descriptionOf, isSchemaObject, type SchemaObject } from './json-schema-reading.js';
 
 /**
  * A rendered type with what its parent needs to know to combine it: the top-level operator
@@ -17,29 +15,6 @@ interface TypeExpression {
 
 const identifierPattern = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/**
- * Keywords TypeScript cannot express but the model should still obey, shown in the doc comment
- * after the description, in this order so the output never depends on the schema's key order.
- */
-const hintKeywords = [
-  'default',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'format',
-  'minItems',
-  'maxItems',
-  'uniqueItems',
-  'minProperties',
-  'maxProperties',
-  'examples',
-] as const;
-
 const unknownType = single('unknown');
 const neverType = single('never');
 const nullType = single('null');
@@ -49,10 +24,6 @@ const anyObjectText = 'Record<string, unknown>';
 
 function single(text: string): TypeExpression {
   return { text, operator: undefined, operands: [text] };
-}
-
-function isSchemaObject(value: unknown): value is SchemaObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function propertyKey(name: string): string {
@@ -123,18 +94,8 @@ function hints(schema: SchemaObject): string[] {
   // TypeScript has only `number`, so the comment keeps the model from sending 2.5 to an integer.
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.includes('integer')) found.push('integer');
-  for (const keyword of hintKeywords) {
-    if (schema[keyword] !== undefined) found.push(`${keyword}: ${JSON.stringify(schema[keyword])}`);
-  }
+  found.push(...constraintHints(schema));
   return found;
-}
-
-function descriptionOf(schema: SchemaObject): string | undefined {
-  for (const keyword of ['description', 'title']) {
-    const value = schema[keyword];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  }
-  return undefined;
 }
 
 /**

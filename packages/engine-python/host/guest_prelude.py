@@ -161,9 +161,8 @@ class HostLoop(base_events.BaseEventLoop):
 
 
 def _python_name(identifier):
-    # tools.import_ for a tool named `import`, as PEP 8 suggests for keywords (src/python-identifier.ts).
-    name = identifier.replace("$", "_")
-    return f"{name}_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
+    # tools.import_ for a tool named `import`, as PEP 8 suggests (pythonToolName in @ghost/code-mode).
+    return f"{identifier}_" if keyword.iskeyword(identifier) else identifier
 
 
 class Program:

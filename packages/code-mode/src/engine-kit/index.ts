@@ -48,7 +48,13 @@ export {
 } from '../engine.js';
 export { type EngineCapability, engineCapabilities } from '../engine-capability.js';
 export type { CodeModeConfigurationErrorCode, CodeModeConfigurationErrorInit } from '../errors.js';
-export { type GuestGlobal, type GuestToolsMethod, guestGlobals, guestToolsMethods } from '../guest-api.js';
+export {
+  type GuestGlobal,
+  type GuestToolsMethod,
+  guestGlobals,
+  guestToolsMethods,
+  type PythonGuestGlobal,
+} from '../guest-api.js';
 export { type JavaScriptInstructionsOptions, javascriptInstructions } from '../javascript-instructions.js';
 export type { CodeModeLimits } from '../limits.js';
 export { type PackageRuntimePathsOptions, packageRuntimePaths } from '../parent/runtime-paths.js';
@@ -59,6 +65,8 @@ export {
   type SandboxFactory,
   type SandboxFactoryOptions,
 } from '../parent/sandbox-factory.js';
+export { pythonDeclarations, pythonToolName } from '../python-declarations.js';
+export { type PythonInstructionsOptions, pythonInstructions } from '../python-instructions.js';
 export type { GuestToolCall, ToolCallResult } from '../shared/protocol.js';
 export {
   type BrokerCallTool,
