@@ -1,22 +1,4 @@
-import { it } from 'vitest';
 import type { ConformanceContext } from './conformance-context.js';
-
-/** A case's body, as `it` takes it. */
-type CaseBody = () => Promise<void> | void;
-
-/**
- * Registers a conformance case, or, when `skipReason` says why it cannot run with this engine
- * or here, registers it skipped with the reason in its name (`… (skipped: <reason>)`), so a
- * report shows every case the suite has and why any did not run.
- */
-export function itUnless(
-  skipReason: string | undefined,
-): (name: string, body: CaseBody, timeoutMs?: number) => void {
-  return (name, body, timeoutMs) => {
-    if (skipReason === undefined) it(name, body, timeoutMs);
-    else it.skip(`${name} (skipped: ${skipReason})`, body, timeoutMs);
-  };
-}
 
 /**
  * Why a case that needs a guest's memory bounded cannot run, or `undefined` when it can: the

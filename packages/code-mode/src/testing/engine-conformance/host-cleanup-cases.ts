@@ -1,26 +1,27 @@
 import { defineTool } from '@ghost/core';
 import { Type } from 'typebox';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { leftoverEntries } from '../../open-code-mode-session.js';
 import { descendantProcesses } from '../child-processes.js';
+import { itWithPrograms } from './case-programs.js';
 import type { ConformanceContext } from './conformance-context.js';
 import { delay, foreverTool, Gate, killQuietly } from './conformance-fixtures.js';
-import { itUnless } from './conformance-requirement.js';
 
 /**
  * The conformance cases for hosts and cleanup: no process, workspace or host outlives its program or session.
  * Registers them under the current `describe`; `describeEngineConformance` runs it with the others.
  */
 export function describeHostCleanupCases(context: ConformanceContext): void {
-  const { placement, open } = context;
+  const { engine, placement, open } = context;
   describe('hosts and cleanup', () => {
     // Killing the host from outside needs a host process; the thread placement has none (its
     // workers are threads of this process), so there the case is skipped and says why.
     const hostReason =
       placement === 'thread' ? 'the thread placement has no host process to kill' : undefined;
-    itUnless(hostReason)(
+    itWithPrograms(engine.language, hostReason)(
       'reports a host killed from outside, never runs the tool twice, and starts a fresh host next',
-      async () => {
+      { javascript: 'await tools.counted({})', python: 'await tools.counted()' },
+      async (source) => {
         const started = new Gate();
         // The call stays in flight until the test has killed the host, however long finding
         // the host takes on a loaded machine.
@@ -39,7 +40,7 @@ export function describeHostCleanupCases(context: ConformanceContext): void {
         });
         const test = await open({ tools: [counted], prewarm: false, observationWindowMs: 5_000 });
         const { session } = test;
-        const observing = session.execute('await tools.counted({})');
+        const observing = session.execute(source);
         await started.opened;
         // Other short-lived children (an engine's start-up checks) may come and go meanwhile:
         // wait for the live ones, and let any that already ended be.
@@ -64,18 +65,22 @@ export function describeHostCleanupCases(context: ConformanceContext): void {
       },
     );
 
-    it('close ends the running program, its host and the spare, and removes every workspace', async () => {
-      const test = await open({
-        tools: [foreverTool()],
-        observationWindowMs: 50,
-      });
-      expect((await test.session.execute('await tools.forever({})')).status).toBe('still_working');
-      if (placement === 'process') expect((await descendantProcesses()).length).toBeGreaterThan(0);
-      await test.session.close();
-      await test.session.close();
-      expect(await descendantProcesses()).toEqual([]);
-      expect(await leftoverEntries(test.workspaceRoot)).toEqual([]);
-      await expect(test.session.execute('1')).rejects.toThrow(/closed/);
-    });
+    itWithPrograms(engine.language)(
+      'close ends the running program, its host and the spare, and removes every workspace',
+      { javascript: 'await tools.forever({})', python: 'await tools.forever()' },
+      async (source) => {
+        const test = await open({
+          tools: [foreverTool()],
+          observationWindowMs: 50,
+        });
+        expect((await test.session.execute(source)).status).toBe('still_working');
+        if (placement === 'process') expect((await descendantProcesses()).length).toBeGreaterThan(0);
+        await test.session.close();
+        await test.session.close();
+        expect(await descendantProcesses()).toEqual([]);
+        expect(await leftoverEntries(test.workspaceRoot)).toEqual([]);
+        await expect(test.session.execute('1')).rejects.toThrow(/closed/);
+      },
+    );
   });
 }
