@@ -37,13 +37,21 @@ const writeOutput = (bytes) => {
   return bytes.length;
 };
 
+/** The snapshot in the engine's file, or undefined when it is gone or damaged since it was checked. */
+function readSnapshot(path) {
+  try {
+    return snapshotPayload(readFileSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Pyodide with the prelude module, from the snapshot when the engine made one (it holds the
  * prelude already), else loaded afresh. A snapshot that does not load is passed over.
  */
 async function loadInterpreter() {
-  const file = snapshotPath === undefined ? undefined : readFileSync(snapshotPath);
-  const snapshot = file === undefined ? undefined : snapshotPayload(file);
+  const snapshot = snapshotPath === undefined ? undefined : readSnapshot(snapshotPath);
   if (snapshot !== undefined) {
     try {
       const loaded = await loadPyodideQuietly({ snapshot });
