@@ -39,6 +39,10 @@ RESULT_NAME = "__ghost_value__"
 PROGRAM_FILE = "<program>"
 
 
+# The program the host is running, whose output BatchedOutput drops once it has finished.
+_running = None
+
+
 class ToolError(Exception):
     """A tool call failed: its message is the tool's."""
 
@@ -296,6 +300,8 @@ class Program:
 
     def start(self, source):
         """Compiles the program and starts it as a task; a syntax error ends it at once."""
+        global _running
+        _running = self
         try:
             code = _compile_program(source)
         except SyntaxError as error:
@@ -423,6 +429,8 @@ class BatchedOutput(io.TextIOBase):
     def write(self, text):
         if type(text) is not str:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if _running is not None and _running.finished is not None:
+            return len(text)  # once the program has finished, nothing it prints is seen
         self._parts.append(text)
         self._size += len(text)
         if self._size >= 16384 or _monotonic() - self._sent_at >= 0.01:
