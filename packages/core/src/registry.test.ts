@@ -274,6 +274,15 @@ describe('built-in plugins, imported lazily', () => {
     expect(() => registry.register(testEngine('quickjs'))).toThrow(PluginAlreadyRegisteredError);
   });
 
+  it("finds the Python engine by the name 'python' in @ghost/engine-python", async () => {
+    const python = testEngine('python');
+    const { importModule, calls } = fakeImporter({ '@ghost/engine-python': { default: python } });
+    const registry = new Registry({ importModule });
+
+    expect(await registry.engine('python')).toBe(python);
+    expect(calls).toEqual(['@ghost/engine-python']);
+  });
+
   it('calls a default export that is a factory, once', async () => {
     let made = 0;
     const factory = () => {

@@ -14,16 +14,33 @@ import asyncio
 import builtins
 import collections
 import heapq
+import io
 import json
 import keyword
 import math
 import sys
+import time
 import types
 from asyncio import base_events, events
+
+# Taken before any program runs: a program that replaces json.dumps or asyncio.gather breaks
+# only its own use of them, not the guest API's.
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_compact = json.JSONEncoder(separators=(",", ":"))
+_decoder = json.JSONDecoder()
+_gather = asyncio.gather
+_iscoroutine = asyncio.iscoroutine
+_isfinite = math.isfinite
+_heappop = heapq.heappop
+_monotonic = time.monotonic
 
 MAX_VALUE_DEPTH = 256
 RESULT_NAME = "__ghost_value__"
 PROGRAM_FILE = "<program>"
+
+
+# The program the host is running, whose output BatchedOutput drops once it has finished.
+_running = None
 
 
 class ToolError(Exception):
@@ -41,6 +58,14 @@ class NotJsonError(TypeError):
 NotJsonError.__name__ = "TypeError"
 
 
+class TooDeepError(NotJsonError):
+    """A value nested deeper than code mode carries."""
+
+
+TooDeepError.__name__ = "TypeError"
+TOO_DEEP_TO_PRINT = f"[a value nested deeper than {256} levels of lists and dicts]"
+
+
 def _describe(value):
     name = type(value).__name__
     return f"an {name}" if name[:1] in "aeiouAEIOU" else f"a {name}"
@@ -53,14 +78,14 @@ def _check_json(value, what, path="the top level", depth=0, holders=()):
     if isinstance(value, int):
         return
     if isinstance(value, float):
-        if not math.isfinite(value):
+        if not _isfinite(value):
             raise NotJsonError(f"{what} is not JSON: {value!r} at {path}; JSON has no NaN or Infinity.")
         return
     if isinstance(value, (list, tuple, dict)):
         if any(holder is value for holder in holders):
             raise NotJsonError(f"{what} is not JSON: it refers to itself at {path}.")
         if depth >= MAX_VALUE_DEPTH:
-            raise NotJsonError(
+            raise TooDeepError(
                 f"{what} nests deeper than {MAX_VALUE_DEPTH} levels of lists and dicts, more than code mode carries. Pass a flatter value."
             )
         inner = holders + (value,)
@@ -82,7 +107,7 @@ def _check_json(value, what, path="the top level", depth=0, holders=()):
 
 def to_json(value, what):
     _check_json(value, what)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _encoder.encode(value)
 
 
 def format_text(value):
@@ -90,6 +115,9 @@ def format_text(value):
         return value
     try:
         return to_json(value, "It")
+    except TooDeepError:
+        # repr() of so deep a value would recurse as deeply.
+        return TOO_DEEP_TO_PRINT
     except NotJsonError:
         return repr(value)
 
@@ -154,23 +182,22 @@ class HostLoop(base_events.BaseEventLoop):
     def next_timer_ms(self):
         """Milliseconds until the earliest timer (asyncio.sleep), or -1 when none is set."""
         while self._scheduled and self._scheduled[0]._cancelled:
-            heapq.heappop(self._scheduled)
+            _heappop(self._scheduled)
         if not self._scheduled:
             return -1
         return max(0, (self._scheduled[0]._when - self.time()) * 1000)
 
 
 def _python_name(identifier):
-    # tools.import_ for a tool named `import`, as PEP 8 suggests for keywords (src/python-identifier.ts).
-    name = identifier.replace("$", "_")
-    return f"{name}_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
+    # tools.import_ for a tool named `import`, as PEP 8 suggests (pythonToolName in @ghost/code-mode).
+    return f"{identifier}_" if keyword.iskeyword(identifier) else identifier
 
 
 class Program:
     """One program's state: its loop, its globals, its tool calls, how it ended."""
 
     def __init__(self, tools_json):
-        self.catalog = json.loads(tools_json)
+        self.catalog = _decoder.decode(tools_json)
         self.by_name = {}
         for entry in self.catalog:
             for name in (entry["name"], entry["identifier"], "tools." + entry["identifier"]):
@@ -205,7 +232,7 @@ class Program:
             return future
         call_id = str(self.next_call_id)
         self.next_call_id += 1
-        self.queued.append(f'{{"callId":"{call_id}","name":{json.dumps(entry["name"])},"input":{text}}}')
+        self.queued.append(f'{{"callId":"{call_id}","name":{_compact.encode(entry["name"])},"input":{text}}}')
         self.waiting[call_id] = future
         return future
 
@@ -219,7 +246,7 @@ class Program:
         return calls
 
     def deliver_results(self, results_json):
-        for result in json.loads(results_json):
+        for result in _decoder.decode(results_json):
             future = self.waiting.pop(result.get("callId"), None)
             if future is None or future.done():
                 continue
@@ -273,16 +300,18 @@ class Program:
 
     def start(self, source):
         """Compiles the program and starts it as a task; a syntax error ends it at once."""
+        global _running
+        _running = self
         try:
             code = _compile_program(source)
         except SyntaxError as error:
-            self.result = json.dumps({"status": "error", "error": format_error(error)})
+            self.result = _compact.encode({"status": "error", "error": format_error(error)})
             return
         self.task = self.loop.create_task(self._main(code))
 
     async def _main(self, code):
         started = eval(code, self.globals)
-        if started is not None and asyncio.iscoroutine(started):
+        if started is not None and _iscoroutine(started):
             await started
         return self.globals.get(RESULT_NAME)
 
@@ -303,7 +332,7 @@ class Program:
                 self.result = _completion(None if self.finished is None else self.finished[0])
             else:
                 _flush_output()
-                self.result = json.dumps({"status": "error", "error": format_error(error)})
+                self.result = _compact.encode({"status": "error", "error": format_error(error)})
         return self.result
 
 
@@ -314,7 +343,7 @@ def _completion(value):
     try:
         text = to_json(value, "The program's value")
     except NotJsonError as error:
-        return json.dumps({"status": "error", "error": format_error(error)})
+        return _compact.encode({"status": "error", "error": format_error(error)})
     return '{"status":"completed","value":' + text + "}"
 
 
@@ -356,7 +385,7 @@ def _make_tools(program):
         def parallel(self, *calls):
             if len(calls) == 1 and isinstance(calls[0], (list, tuple)):
                 calls = tuple(calls[0])
-            return asyncio.gather(*(call() if callable(call) else call for call in calls))
+            return _gather(*(call() if callable(call) else call for call in calls))
 
     return Tools()
 
@@ -382,8 +411,47 @@ def _tool_method(program, entry):
     return call
 
 
+class BatchedOutput(io.TextIOBase):
+    """sys.stdout and sys.stderr of programs, one stream so their lines keep their order: text is
+    kept and sent to the host in batches (16 KiB, or 10 ms after the last), as the JavaScript
+    prelude does, rather than one host call per print."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._stream = stream
+        self._parts = []
+        self._size = 0
+        self._sent_at = 0.0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if type(text) is not str:
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if _running is not None and _running.finished is not None:
+            return len(text)  # once the program has finished, nothing it prints is seen
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= 16384 or _monotonic() - self._sent_at >= 0.01:
+            self.flush()
+        return len(text)
+
+    def flush(self):
+        if self._parts:
+            text = "".join(self._parts)
+            self._parts = []
+            self._size = 0
+            self._stream.write(text)
+            self._stream.flush()
+        self._sent_at = _monotonic()
+
+
+_program_output = None
+
+
 def _flush_output():
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (_program_output, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
         except Exception:
@@ -442,6 +510,9 @@ def contain():
     sys.meta_path[:] = [BlockedImporter] + [
         finder for finder in sys.meta_path if type(finder).__module__.split(".")[0] not in BLOCKED_MODULES
     ]
+    global _program_output
+    _program_output = BatchedOutput(sys.__stdout__)
+    sys.stdout = sys.stderr = _program_output
     for name in ("system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "spawnv", "posix_spawn"):
         for module in (os, sys.modules.get("posix")):
             if module is not None and hasattr(module, name):

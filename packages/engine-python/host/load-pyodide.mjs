@@ -11,10 +11,10 @@ const indexURL = `${dirname(createRequire(import.meta.url).resolve('pyodide'))}/
 
 /** The first bytes of a snapshot file: a tag, then the SHA-256 of the snapshot after it. */
 export const snapshotMagic = Buffer.from('GHOSTPY1');
-export const snapshotHeaderBytes = snapshotMagic.length + 32;
+const snapshotHeaderBytes = snapshotMagic.length + 32;
 
 /** The Python prelude's text; the module `_ghost_prelude` in the interpreter. */
-export const preludeText = readFileSync(new URL('./guest_prelude.py', import.meta.url), 'utf8');
+const preludeText = readFileSync(new URL('./guest_prelude.py', import.meta.url), 'utf8');
 
 // Pyodide's NODEFS reads `process.binding('constants')` when it loads, which Node's permission
 // model refuses. NODEFS is never mounted here; it needs only the file flags, which fs gives too.

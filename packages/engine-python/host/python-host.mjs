@@ -3,7 +3,7 @@
 // memory snapshot the engine's prepare made, when there is one) and warmed up before the host says
 // hello; the host serves one program (the 'process' placement) and exits.
 import { readFileSync } from 'node:fs';
-import { formatInterrupt, GuestTurnLoop, runProcessHost } from '@ghost/code-mode/host';
+import { formatInterrupt, formatStall, GuestTurnLoop, runProcessHost } from '@ghost/code-mode/host';
 import { installPrelude, loadPyodideQuietly, snapshotPayload } from './load-pyodide.mjs';
 
 const snapshotPath = process.argv.slice(2).find((argument) => !argument.startsWith('--'));
@@ -37,13 +37,21 @@ const writeOutput = (bytes) => {
   return bytes.length;
 };
 
+/** The snapshot in the engine's file, or undefined when it is gone or damaged since it was checked. */
+function readSnapshot(path) {
+  try {
+    return snapshotPayload(readFileSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Pyodide with the prelude module, from the snapshot when the engine made one (it holds the
  * prelude already), else loaded afresh. A snapshot that does not load is passed over.
  */
 async function loadInterpreter() {
-  const file = snapshotPath === undefined ? undefined : readFileSync(snapshotPath);
-  const snapshot = file === undefined ? undefined : snapshotPayload(file);
+  const snapshot = snapshotPath === undefined ? undefined : readSnapshot(snapshotPath);
   if (snapshot !== undefined) {
     try {
       const loaded = await loadPyodideQuietly({ snapshot });
@@ -74,6 +82,13 @@ if (process.env.GHOST_PYTHON_HOST_TIMING === '1')
 function failure(error, limits) {
   if (watchdog.reason !== undefined)
     return { status: 'error', error: formatInterrupt(watchdog.reason, limits) };
+  // CPython counts its own frames, but a builtin recursing in C (json.dumps of a value nested
+  // 100,000 deep) runs the host's stack out first: the program recursed too deeply, and says so.
+  if (error instanceof RangeError && /call stack/i.test(error.message))
+    return {
+      status: 'error',
+      error: `RecursionError: maximum recursion depth exceeded (the interpreter's host ran out of stack: ${error.message})`,
+    };
   throw error;
 }
 
@@ -104,6 +119,21 @@ async function runJobs(loop) {
   await new Promise((resolve) => setImmediate(resolve)); // lets results and stops arrive
 }
 
+/**
+ * The completion once the program has ended. Describing its error or value runs the program's
+ * code (`__str__`, `__repr__`), which may throw: then the outcome cannot be read.
+ */
+function readOutcome(state) {
+  let json;
+  try {
+    json = state.outcome();
+  } catch (error) {
+    if (watchdog.reason !== undefined) throw error;
+    return { status: 'error', error: formatStall(true) };
+  }
+  return json === undefined ? undefined : JSON.parse(json);
+}
+
 function createPythonGuest({ toolsJson, limits }) {
   const state = ProgramClass(toolsJson);
   const loop = state.loop; // read once: each attribute read crosses into Python
@@ -124,10 +154,7 @@ function createPythonGuest({ toolsJson, limits }) {
         hasPendingJobs: () => loop.has_ready() || loop.next_timer_ms() >= 0,
         takeCalls: () => state.take_calls() ?? undefined,
         deliverResults: (resultsJson) => state.deliver_results(resultsJson),
-        outcome: () => {
-          const json = state.outcome();
-          return json === undefined ? undefined : JSON.parse(json);
-        },
+        outcome: () => readOutcome(state),
         hasProgramEnded: () => state.has_ended(),
         interruptReason: () => watchdog.reason,
         failureCompletion: (error) => failure(error, limits),

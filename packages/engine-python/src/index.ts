@@ -16,8 +16,6 @@
 import { pythonEngine } from './python-engine.js';
 
 export { pythonEngine, pythonMinimumMemoryBytes } from './python-engine.js';
-export { pythonToolName } from './python-identifier.js';
-export { pythonInstructions } from './python-instructions.js';
 
 /** The plugin the registry loads for the name `'python'`. */
 export default pythonEngine;

@@ -54,8 +54,8 @@ describe.skipIf(!bwrapDetection.available)(
         expect(run.sandbox?.name).toBe('bwrap');
         // The model was taught Python, with the tools as async defs.
         const instructions = model.calls[0]?.instructions ?? '';
-        expect(instructions).toContain('one Python program');
-        expect(instructions).toContain('async def shipping_status(**input)');
+        expect(instructions).toContain('a fresh CPython interpreter (Pyodide, in WebAssembly)');
+        expect(instructions).toContain('async def shipping_status(');
         const execResult = model.calls[1]?.messages.filter((message) => message.role === 'tool').at(-1);
         expect(JSON.parse(String(execResult?.content))).toEqual({
           status: 'completed',

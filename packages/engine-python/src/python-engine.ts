@@ -1,6 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { defineHostEngine, type EngineV1, packageRuntimePaths } from '@ghost/code-mode/engine';
-import { pythonInstructions } from './python-instructions.js';
+import {
+  defineHostEngine,
+  type EngineV1,
+  packageRuntimePaths,
+  pythonInstructions,
+} from '@ghost/code-mode/engine';
 import { sharedPythonSnapshot } from './python-snapshot.js';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -29,7 +33,8 @@ export const pythonEngine: EngineV1 = defineHostEngine({
   // Below this the interpreter and its heap do not fit with room for a program: a Pyodide host
   // is about 200 MiB resident (docs/decisions/2026-12-07-python-engine.md).
   minimumMemoryBytes: pythonMinimumMemoryBytes,
-  instructions: pythonInstructions,
+  instructions: (context) =>
+    pythonInstructions(context, { interpreter: 'a fresh CPython interpreter (Pyodide, in WebAssembly)' }),
   host: {
     script: fileURLToPath(new URL('../host/python-host.mjs', import.meta.url)),
     // No eval or new Function in the host: a program that reaches a JavaScript object through

@@ -100,6 +100,12 @@ describe.skipIf(!bwrapDetection.available)(
       );
       expect(result).toEqual({ status: 'completed', output: 'before\n', value: { done: true } });
       expect(await run('exit(3)\n4')).toEqual({ status: 'completed', output: '', value: 3 });
+      // Nothing the program prints once it has finished is seen, as in JavaScript.
+      expect(await run('try:\n    finish(1)\nfinally:\n    print("after")')).toEqual({
+        status: 'completed',
+        output: '',
+        value: 1,
+      });
     });
 
     it('text() writes strings as they are and anything else as one line of JSON; ALL_TOOLS lists the tools', async () => {

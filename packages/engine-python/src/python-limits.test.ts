@@ -117,5 +117,21 @@ describe.skipIf(!bwrapDetection.available)(
         "openCodeModeSession(): engine 'python' needs limits.memoryBytes of at least 33554432 bytes (32 MiB), and it is 16777216 (16 MiB). Set limits: { memoryBytes: 33554432 } or more, or use another engine.",
       );
     });
+
+    it('ends a program that grows past limits.memoryBytes, and the next one runs', async () => {
+      const { session, close } = await openPythonSession({ limits: { memoryBytes: 64 * 1024 * 1024 } });
+      try {
+        const bomb = await session.execute(
+          'chunks = []\nfor n in range(400):\n    chunks.append(bytearray(1024 * 1024))\nlen(chunks)',
+        );
+        // In bubblewrap the sandbox's memory limit (memoryBytes + the host's allowance) is the
+        // bound; the host's own check after each growth stops it first where there is room.
+        expect(bomb.status).toBe('error');
+        expect(bomb.error).toMatch(/memory limit|limits\.memoryBytes/);
+        expect((await session.execute('len(bytearray(1024 * 1024))')).value).toBe(1024 * 1024);
+      } finally {
+        await close();
+      }
+    });
   },
 );

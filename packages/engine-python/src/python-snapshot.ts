@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const makerScript = fileURLToPath(new URL('../host/make-snapshot.mjs', import.meta.url));
@@ -36,7 +36,7 @@ async function snapshotName(): Promise<string> {
     .update(prelude)
     .digest('hex')
     .slice(0, 16);
-  return `python-engine-pyodide-${pyodideVersion}-${key}.snapshot`;
+  return `${snapshotPrefix}${pyodideVersion}-${key}.snapshot`;
 }
 
 /** Whether the file is a whole snapshot: its tag, and the SHA-256 of what follows it. */
@@ -69,8 +69,21 @@ async function makeSnapshot(path: string): Promise<void> {
     });
     if (!(await isIntact(temporary))) throw new Error('the snapshot it wrote is not whole');
     await rename(temporary, path);
+    await removeStaleSnapshots(path);
   } finally {
     await rm(temporary, { force: true });
+  }
+}
+
+const snapshotPrefix = 'python-engine-pyodide-';
+
+/** Removes the snapshots of other Pyodide versions or preludes, which no host loads any more. */
+async function removeStaleSnapshots(current: string): Promise<void> {
+  const directory = join(current, '..');
+  for (const name of await readdir(directory)) {
+    if (name.startsWith(snapshotPrefix) && name.endsWith('.snapshot') && name !== basename(current)) {
+      await rm(join(directory, name), { force: true });
+    }
   }
 }
 

@@ -16,7 +16,7 @@ export const bwrapUnavailable = bwrapDetection.available
   : ` (skipped: bubblewrap is not usable here: ${bwrapDetection.reason})`;
 
 /** Returns its input. */
-export const echo = defineTool({
+const echo = defineTool({
   name: 'echo',
   description: 'Returns its input.',
   input: Type.Object({ text: Type.String() }),
@@ -24,7 +24,7 @@ export const echo = defineTool({
 });
 
 /** Always fails, with a message the program sees. */
-export const failing = defineTool({
+const failing = defineTool({
   name: 'failing',
   description: 'Always fails.',
   input: Type.Object({}),
@@ -34,7 +34,7 @@ export const failing = defineTool({
 });
 
 /** A tool whose identifier is a Python keyword: `tools.import_` in Python. */
-export const importTool = defineTool({
+const importTool = defineTool({
   name: 'import',
   description: 'Imports a record.',
   input: Type.Object({ id: Type.Number() }),
