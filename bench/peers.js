@@ -4,6 +4,8 @@
 // run on an older Node.js), and the peers are installed at the versions pinned in
 // bench/peers/package-lock.json into a cache folder of their own, so nothing of theirs reaches the
 // workspace. Every figure of every system is measured in a fresh Node (bench/peers-child.js).
+// After the table: the round trip's floor on this machine (round-trip-floor.js) with each
+// system's round trip beside it, and what importing each system loads (import-breakdown.js).
 // Figures and the machine they came from: docs/decisions/2026-12-05-peer-bench.md.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -157,6 +159,34 @@ async function main() {
     }
   }
   print(systems, labels, table);
+  // Ghost's own packages are loaded only here: under an older Node.js this file only restarts itself.
+  const { formatRoundTripFloor, roundTripFloorFigures } = await import('./round-trip-floor.js');
+  const { formatImportBreakdown, importBreakdownFigures } = await import('./import-breakdown.js');
+  process.stderr.write('peers: round-trip floor\n');
+  const floor = await roundTripFloorFigures({ runs: 3 });
+  for (const line of formatRoundTripFloor(floor)) console.log(line);
+  printFloorRatios(systems, labels, table, floor.rows);
+  process.stderr.write('peers: imports\n');
+  for (const line of formatImportBreakdown(await importBreakdownFigures(coldRuns, peersDirectory)))
+    console.log(line);
+}
+
+/** Each system's round trip of the table beside the floor measured in the same run. */
+function printFloorRatios(systems, labels, table, floorRows) {
+  const floor =
+    floorRows.find((row) => row.name === 'floor, bwrap, codec') ??
+    floorRows.find((row) => row.name === 'floor, plain, codec');
+  if (floor === undefined) return;
+  const figure = 'tool round trip (100 sequential calls)';
+  const cells = [];
+  for (const system of systems) {
+    const value = table.get(system).get(figure);
+    if (typeof value === 'number')
+      cells.push(`${labels[system]} ${formatMs(value)} (${((value * 1000) / floor.median).toFixed(2)}×)`);
+  }
+  console.log(
+    `${figure} beside the floor (${floor.name}, ${floor.median.toFixed(0)} µs): ${cells.join('; ')}`,
+  );
 }
 
 function print(systems, labels, table) {

@@ -4,8 +4,10 @@
 // provider from model-turns.js, cold start (fresh Node processes: imports, session open, first
 // result) from cold-start.js, a fresh host's CPU and round trip from host-cpu.js, memory with
 // 1 to 200 concurrent sessions from sessions.js, what a conversation's turn costs in each session
-// store from session-stores.js, agents run as tools from nested-agents.js, and Workflows, Swarms
-// and Graphs from assemblies.js.
+// store from session-stores.js, agents run as tools from nested-agents.js, Workflows, Swarms
+// and Graphs from assemblies.js, the tool round trip beside its floor (a bare ping-pong between
+// two processes) from round-trip-floor.js and stage by stage from round-trip-stages.js, and what
+// importing Ghost loads from import-breakdown.js (beside the peers: peers.js).
 import { createRuntime, defineAgent, defineTool } from '@ghost/core';
 import { ScriptedModel } from '@ghost/core/testing';
 import Type from 'typebox';
@@ -14,9 +16,12 @@ import { codeModeFigures } from './code-mode.js';
 import { coldStartFigures } from './cold-start.js';
 import { engineFigures } from './engines.js';
 import { hostCostFigures, roundTripComparison } from './host-cpu.js';
+import { formatImportBreakdown, importBreakdownFigures } from './import-breakdown.js';
 import { measure, printTable } from './measure.js';
 import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { nestedAgentFigures, printNestedAgentFigures } from './nested-agents.js';
+import { formatRoundTripFloor, roundTripFloorFigures } from './round-trip-floor.js';
+import { roundTripStageFigures } from './round-trip-stages.js';
 import { sandboxFigures } from './sandbox.js';
 import { printSessionStoreFigures, sessionStoreFigures } from './session-stores.js';
 import { printSessionFigures, sessionFigures } from './sessions.js';
@@ -52,6 +57,9 @@ const modelTurns = await modelTurnFigures();
 const coldStart = await coldStartFigures();
 const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
+const roundTripFloor = await roundTripFloorFigures({ ghost: sandbox.unavailable === undefined });
+const roundTripStages = await roundTripStageFigures();
+const imports = await importBreakdownFigures();
 const sessionStores = await sessionStoreFigures();
 const nestedAgents = await nestedAgentFigures();
 const assemblies = await assemblyFigures();
@@ -68,6 +76,10 @@ for (const row of hostCost.cpu)
   console.log(`${row.name}: ${row.hostCpuMs.toFixed(1)} ms (${row.programs} programs)`);
 for (const line of roundTripComparison(hostCost.trips)) console.log(line);
 for (const line of coldStart.modules) console.log(`modules loaded by ${line}`);
+for (const line of formatRoundTripFloor(roundTripFloor)) console.log(line);
+for (const row of roundTripStages)
+  console.log(`round trip stage, ${row.name}: ${row.median.toFixed(2)} µs per call`);
+for (const line of formatImportBreakdown(imports)) console.log(line);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,
 );

@@ -246,6 +246,10 @@ describe.skipIf(skipReason !== '')(`chat-web in headless Chromium ${skipReason}`
 
     await page.reload();
     await page.waitForSelector('body[data-ready="true"]');
+    // The question that led to the call shows again, before the call that waits.
+    await expect(page.locator('.message.user').last().textContent()).resolves.toBe(
+      'Refund order 1043 after all.',
+    );
     // The buttons are back, and the thread takes no new message until they are answered.
     await expect(page.locator('.approval').allTextContents()).resolves.toEqual([
       expect.stringContaining('Allow the call to refund_order? {"order":"1043"}'),

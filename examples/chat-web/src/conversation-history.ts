@@ -33,8 +33,14 @@ function sourceOf(argumentsText: string): string {
   }
 }
 
-/** The items the page shows for stored messages, in order; a direct tool call shows with its result. */
-export function historyItemsOf(messages: readonly ModelMessage[]): HistoryItem[] {
+/**
+ * The items the page shows for stored messages, in order; a direct tool call shows with its
+ * result. Calls in `waiting` are left out: the page shows those with their approval buttons.
+ */
+export function historyItemsOf(
+  messages: readonly ModelMessage[],
+  waiting: ReadonlySet<string> = new Set(),
+): HistoryItem[] {
   const failedCalls = new Set<string>();
   for (const message of messages) {
     if (message.role === 'tool' && message.isError) failedCalls.add(message.toolCallId);
@@ -46,7 +52,7 @@ export function historyItemsOf(messages: readonly ModelMessage[]): HistoryItem[]
     if (message.content !== '') items.push({ kind: 'assistant', text: message.content });
     for (const call of message.toolCalls ?? []) {
       if (call.name === 'exec') items.push({ kind: 'program', source: sourceOf(call.arguments) });
-      else if (!controlTools.has(call.name)) {
+      else if (!controlTools.has(call.name) && !waiting.has(call.id)) {
         items.push({ kind: 'tool', name: call.name, isError: failedCalls.has(call.id) });
       }
     }
@@ -55,18 +61,21 @@ export function historyItemsOf(messages: readonly ModelMessage[]): HistoryItem[]
 }
 
 /**
- * The stored conversation of a thread, as the page shows it, with the approvals a paused run waits
- * for; empty for a thread never written. `readSession` waits while a run holds the thread (here up
+ * The stored conversation of a thread, as the page shows it, then the turn of a run paused for a
+ * person (its question and what the model did before the calls that wait) and the approvals it
+ * waits for; empty for a thread never written. `readSession` waits while a run holds the thread (here up
  * to 10 seconds) and writes nothing.
  */
 export async function readConversation(
   runtime: Runtime,
   session: { readonly id: string; readonly actor: string },
 ): Promise<Conversation> {
-  const { history, pendingApprovals } = await runtime.readSession({
+  const { history, pendingApprovals, pausedTurn } = await runtime.readSession({
     ...session,
     limit: historyLimit,
     lockTimeoutMs: 10_000,
   });
-  return { items: historyItemsOf(history.map((entry) => entry.message)), pendingApprovals };
+  const waiting = new Set(pendingApprovals.map((pending) => pending.toolCallId));
+  const messages = [...history.map((entry) => entry.message), ...pausedTurn];
+  return { items: historyItemsOf(messages, waiting), pendingApprovals };
 }

@@ -3,6 +3,7 @@ import type { AgentCodeMode, AgentCodeModeStart, PreparedAgentCodeMode } from '@
 import { controlToolNames, createControlTools } from './control-tools.js';
 import { type CodeModePlacement, type EngineV1, isEngineV1 } from './engine.js';
 import { warnUnboundedMemory } from './engine-capability.js';
+import { requireEngineMemoryFloor } from './engine-memory-floor.js';
 import { CodeModeConfigurationError } from './errors.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import { RefreshingSession } from './parent/refreshing-session.js';
@@ -306,6 +307,7 @@ async function startCodeMode(
       `${where}: engine '${engine.name}' supports placement ${engine.placements.join(' or ')}, not '${placement}'.`,
     );
   }
+  requireEngineMemoryFloor(engine, limits.memoryBytes, where);
   if (sandboxFound.status === 'rejected') throw sandboxFound.reason;
   const sandbox = sandboxFound.value;
   context.attachSandbox(sandbox.backend);

@@ -64,6 +64,11 @@ export interface HostEngineDefinition {
    * `EngineCapability`); `[]` for none. Left out, it claims all of them.
    */
   readonly capabilities?: readonly EngineCapability[];
+  /**
+   * The least `limits.memoryBytes` the engine runs programs with, in bytes (see
+   * `EngineV1.minimumMemoryBytes`); left out, any limit will do.
+   */
+  readonly minimumMemoryBytes?: number;
   /** The text that teaches the model to write programs, including the tool declarations. */
   instructions(context: EngineInstructionsContext): string;
   readonly host: HostEngineHost;
@@ -100,7 +105,17 @@ export interface HostEngineDefinition {
  * ```
  */
 export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
-  const { name, language, runtimePaths, placements, capabilities, instructions, host, prepare } = definition;
+  const {
+    name,
+    language,
+    runtimePaths,
+    placements,
+    capabilities,
+    minimumMemoryBytes,
+    instructions,
+    host,
+    prepare,
+  } = definition;
   const subject = `Engine '${String(name)}'`;
   checkHost(subject, host, placements);
   if (prepare !== undefined && typeof prepare !== 'function') {
@@ -132,6 +147,7 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
     runtimePaths,
     placements,
     ...(capabilities === undefined ? {} : { capabilities }),
+    ...(minimumMemoryBytes === undefined ? {} : { minimumMemoryBytes }),
     instructions,
     open,
   });

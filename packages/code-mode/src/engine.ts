@@ -112,6 +112,13 @@ export interface EngineV1 extends EnginePlugin {
    * conformance suite skips the cases that need what the engine does not declare.
    */
   readonly capabilities?: readonly EngineCapability[];
+  /**
+   * The least `limits.memoryBytes` the engine runs programs with, in bytes, for an engine whose
+   * interpreter needs more memory than most (Pyodide's). A session whose limit is below it is
+   * refused with a `CodeModeConfigurationError` (`CODE_MODE_LIMIT_INVALID`) that names the floor.
+   * Left out, any limit code mode accepts will do.
+   */
+  readonly minimumMemoryBytes?: number;
   /** The text that teaches the model to write programs, including the tool declarations. */
   instructions(context: EngineInstructionsContext): string;
   open(context: EngineOpenContext): CodeModeSession | Promise<CodeModeSession>;
@@ -150,6 +157,12 @@ export function defineEngine(
   if (typeof complete.language !== 'string' || complete.language === '') {
     throw new CodeModeConfigurationError(
       `Engine '${String(engine.name)}' needs a language, such as 'javascript'.`,
+    );
+  }
+  const floor = complete.minimumMemoryBytes;
+  if (floor !== undefined && !(Number.isSafeInteger(floor) && floor > 0)) {
+    throw new CodeModeConfigurationError(
+      `Engine '${String(engine.name)}': minimumMemoryBytes must be a positive whole number of bytes, or left out.`,
     );
   }
   if (complete.capabilities !== undefined) {

@@ -7,6 +7,7 @@ import { runToolCall, ToolCallBudget, ToolLock } from '@ghost/core/tool-calls';
 import { defaultObservationWindowMs } from './code-mode.js';
 import type { CodeModePlacement, CodeModeSession, EngineV1 } from './engine.js';
 import { warnUnboundedMemory } from './engine-capability.js';
+import { requireEngineMemoryFloor } from './engine-memory-floor.js';
 import { type CodeModeLimits, checkCodeModeLimits, resolveCodeModeLimits } from './limits.js';
 import {
   checkSpareHosts,
@@ -78,6 +79,7 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   const where = 'openCodeModeSession()';
   const tools = options.tools ?? [];
   const limits = resolveCodeModeLimits(checkCodeModeLimits(options.limits, where));
+  requireEngineMemoryFloor(options.engine, limits.memoryBytes, where);
   const placement = options.placement ?? 'process';
   const sandboxChoice = options.sandbox ?? 'native';
   requireContainablePlacement(placement, sandboxName(sandboxChoice), where);

@@ -75,7 +75,7 @@ describe('runtime.readSession()', () => {
     const before = await runtime.readSession({ ...chat, limit: 3, before: newest.history[0]?.position });
     expect(before.history.map((entry) => entry.message.content)).toEqual(['One.', '2?', 'Two.']);
     const none = await runtime.readSession({ ...chat, limit: 0 });
-    expect(none).toEqual({ exists: true, history: [], pendingApprovals: [] });
+    expect(none).toEqual({ exists: true, history: [], pendingApprovals: [], pausedTurn: [] });
   });
 
   it('refuses another actor as a run would, and reads nothing', async () => {
@@ -89,7 +89,7 @@ describe('runtime.readSession()', () => {
   it('says a session never written does not exist, and creates nothing', async () => {
     const { runtime, store } = setup([]);
     const read = await runtime.readSession({ id: 'never-written', actor: 'ana' });
-    expect(read).toEqual({ exists: false, history: [], pendingApprovals: [] });
+    expect(read).toEqual({ exists: false, history: [], pendingApprovals: [], pausedTurn: [] });
     expect((await store.list({ actor: 'ana' })).sessions).toEqual([]);
   });
 
@@ -111,6 +111,15 @@ describe('runtime.readSession()', () => {
     ]);
     const [waiting] = read.pendingApprovals;
     expect(waiting?.approvalId).toMatch(/^[0-9a-f-]{36}$/);
+    // The paused turn is not in the history yet, so a page that reloads shows it from here.
+    expect(read.history).toEqual([]);
+    expect(read.pausedTurn).toEqual([
+      { role: 'user', content: 'Refund order 1042' },
+      expect.objectContaining({
+        role: 'assistant',
+        toolCalls: [expect.objectContaining({ id: 'c1', name: 'refund' })],
+      }),
+    ]);
 
     const resumed = await agent.resume({
       runtime: restarted,
@@ -121,6 +130,7 @@ describe('runtime.readSession()', () => {
     expect(execute).toHaveBeenCalledTimes(1);
     const after = await restarted.readSession(chat);
     expect(after.pendingApprovals).toEqual([]);
+    expect(after.pausedTurn).toEqual([]);
     expect(after.history.map((entry) => entry.message)).toEqual(resumed.messages);
   });
 

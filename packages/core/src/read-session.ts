@@ -63,17 +63,21 @@ function checkRequest(request: unknown): CheckedRequest {
   };
 }
 
-/** The approvals a paused run kept in the session still waits for; none when nothing is paused. */
-function pendingApprovalsOf(handle: OpenedSessionV1): readonly PendingApproval[] {
-  if (handle.pause === undefined) return Object.freeze([]);
+/** What a paused run kept in the session waits for, and its turn so far; nothing when none is paused. */
+function pausedPartsOf(handle: OpenedSessionV1): Pick<SessionRead, 'pendingApprovals' | 'pausedTurn'> {
+  if (handle.pause === undefined)
+    return { pendingApprovals: Object.freeze([]), pausedTurn: Object.freeze([]) };
   const paused = decodePausedRun(handle.pause, handle.id);
   const pending = paused.calls.filter((call) => call.status === 'pending');
-  return approvalsOf(pending, paused.agentName);
+  return {
+    pendingApprovals: approvalsOf(pending, paused.agentName),
+    pausedTurn: Object.freeze([...paused.turn]),
+  };
 }
 
 /**
  * `runtime.readSession()`: opens the session like a run does (the owner check, the lock), reads its
- * newest messages and its paused run's pending approvals, and releases it. Writes nothing.
+ * newest messages and its paused run's pending approvals and turn, and releases it. Writes nothing.
  */
 export async function readSession(store: SessionStoreV1 | undefined, request: unknown): Promise<SessionRead> {
   if (store === undefined) {
@@ -91,10 +95,10 @@ export async function readSession(store: SessionStoreV1 | undefined, request: un
     throw asSessionError(error, store.name, id);
   }
   try {
-    if (handle.isNew) return { exists: false, history: [], pendingApprovals: [] };
+    if (handle.isNew) return { exists: false, history: [], pendingApprovals: [], pausedTurn: [] };
     const session = new OpenedRunSession(store, handle);
     const history = await session.history(before === undefined ? { limit } : { limit, before });
-    return { exists: true, history, pendingApprovals: pendingApprovalsOf(handle) };
+    return { exists: true, history, ...pausedPartsOf(handle) };
   } finally {
     await handle.release();
   }

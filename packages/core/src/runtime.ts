@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { CleanupError, ConfigurationError } from './errors.js';
-import type { ModelV1 } from './model.js';
+import type { ModelMessage, ModelV1 } from './model.js';
 import type { EnginePlugin, ModelProviderV1, Plugin, PluginKind } from './plugin.js';
 import { readSession } from './read-session.js';
 import { type ImportModule, Registry } from './registry.js';
@@ -69,7 +69,8 @@ export interface Runtime {
    * It opens the session as a run does: another actor than its owner is refused with
    * `SessionAccessError`, and while a run holds the session the read waits for it, up to
    * `lockTimeoutMs` (then `SessionBusyError`, `reason: 'timeout'`); it holds the lock only while it
-   * reads. A stored message that cannot be decoded fails it with `SessionStoreError`, a paused run
+   * reads. A run paused for approvals is read too: `pendingApprovals` and its turn so far,
+   * `pausedTurn`. A stored message that cannot be decoded fails it with `SessionStoreError`, a paused run
    * that cannot be read with `PausedRunError`. Throws a `ConfigurationError` when the runtime has
    * no `sessionStore`.
    *
@@ -78,6 +79,7 @@ export interface Runtime {
    * const { exists, history, pendingApprovals } = await runtime.readSession({ id: chatId, actor: user.id });
    * for (const entry of history) show(entry.message);
    * for (const waiting of pendingApprovals) askPerson(waiting.approvalId, waiting.toolName, waiting.input);
+   * for (const message of (await runtime.readSession({ id: chatId, actor: user.id })).pausedTurn) show(message);
    * const older = await runtime.readSession({ id: chatId, actor: user.id, before: history[0]?.position });
    * ```
    */
@@ -104,6 +106,12 @@ export interface Runtime {
     readonly history: readonly SessionEntry[];
     /** What a run paused in the session waits for, oldest first; empty when none is paused. */
     readonly pendingApprovals: readonly PendingApproval[];
+    /**
+     * The paused run's turn so far: its input, then every answer and tool result up to the calls
+     * that wait. Not in `history` yet (the turn is written there when the resumed run completes),
+     * so a page shows it after the history. Empty when nothing is paused.
+     */
+    readonly pausedTurn: readonly ModelMessage[];
   }>;
   /**
    * The resource a plugin keeps for as long as this runtime lives, stored under `key`: made by

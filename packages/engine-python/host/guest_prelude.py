@@ -413,6 +413,7 @@ BLOCKED_MODULES = frozenset(
         "_ssl",
         "micropip",
         "pyodide_http",
+        "_ghost_prelude",
     }
 )
 

@@ -4,7 +4,7 @@
 // hello; the host serves one program (the 'process' placement) and exits.
 import { readFileSync } from 'node:fs';
 import { formatInterrupt, GuestTurnLoop, runProcessHost } from '@ghost/code-mode/host';
-import { loadPyodideQuietly } from './load-pyodide.mjs';
+import { installPrelude, loadPyodideQuietly, snapshotPayload } from './load-pyodide.mjs';
 
 const snapshotPath = process.argv.slice(2).find((argument) => !argument.startsWith('--'));
 
@@ -37,20 +37,35 @@ const writeOutput = (bytes) => {
   return bytes.length;
 };
 
+/**
+ * Pyodide with the prelude module, from the snapshot when the engine made one (it holds the
+ * prelude already), else loaded afresh. A snapshot that does not load is passed over.
+ */
+async function loadInterpreter() {
+  const file = snapshotPath === undefined ? undefined : readFileSync(snapshotPath);
+  const snapshot = file === undefined ? undefined : snapshotPayload(file);
+  if (snapshot !== undefined) {
+    try {
+      const loaded = await loadPyodideQuietly({ snapshot });
+      return { pyodide: loaded, prelude: loaded.pyimport('_ghost_prelude') };
+    } catch {
+      // Loaded afresh below.
+    }
+  }
+  const loaded = await loadPyodideQuietly({});
+  return { pyodide: loaded, prelude: installPrelude(loaded) };
+}
+
 const started = performance.now();
-const pyodide = await loadPyodideQuietly({
-  snapshot: snapshotPath === undefined ? undefined : readFileSync(snapshotPath),
-});
+const { pyodide, prelude } = await loadInterpreter();
+// The `pyodide_js` module would hand a program Pyodide's own JavaScript API.
+pyodide.unregisterJsModule('pyodide_js');
 pyodide.setStdout({ write: writeOutput });
 pyodide.setStderr({ write: writeOutput });
-const prelude = pyodide.globals.get('dict')();
-pyodide.runPython(readFileSync(new URL('./guest_prelude.py', import.meta.url), 'utf8'), {
-  globals: prelude,
-  filename: '<ghost prelude>',
-});
-prelude.get('warm_up')();
-prelude.get('contain')();
-const ProgramClass = prelude.get('Program');
+// Run in this process too: WebAssembly compiles each function at its first call.
+prelude.warm_up();
+prelude.contain();
+const ProgramClass = prelude.Program;
 pyodide.setInterruptBuffer(interruptSource);
 if (process.env.GHOST_PYTHON_HOST_TIMING === '1')
   process.stderr.write(`python host ready in ${Math.round(performance.now() - started)} ms\n`);

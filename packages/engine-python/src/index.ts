@@ -15,7 +15,7 @@
  */
 import { pythonEngine } from './python-engine.js';
 
-export { pythonEngine } from './python-engine.js';
+export { pythonEngine, pythonMinimumMemoryBytes } from './python-engine.js';
 export { pythonToolName } from './python-identifier.js';
 export { pythonInstructions } from './python-instructions.js';
 

@@ -1,4 +1,3 @@
-import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { ThreadTaskResult } from '../host/thread-task.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -41,6 +40,8 @@ export function launchThreadHost(options: ThreadHostOptions): HostLink {
     { type: 'setup', tools: options.tools, limits: options.limits },
     options.startTimeoutMs,
   );
+  // Node's global MessageChannel is worker_threads' own: importing that module for it would load
+  // and compile it in every application at import, for a placement few choose.
   const { port1, port2 } = new MessageChannel();
   const stopFlag = new SharedArrayBuffer(4);
   const abort = new AbortController();

@@ -63,8 +63,7 @@ export class FrameDecoder {
         throw new FrameError(`A frame declared ${length} bytes, over the ${this.#limit}-byte limit.`);
       }
       if (this.#buffered < headerBytes + length) break;
-      const bytes = this.#take(headerBytes + length);
-      frames.push({ message: parseBody(bytes.subarray(headerBytes)), bytes: length });
+      frames.push({ message: this.#takeMessage(length), bytes: length });
     }
     return frames;
   }
@@ -76,20 +75,22 @@ export class FrameDecoder {
     return (this.#chunks[0] as Buffer).readUInt32BE(0);
   }
 
-  #take(count: number): Buffer {
+  /** Parses the frame whose body of `length` bytes is complete at the front, and drops its bytes. */
+  #takeMessage(length: number): unknown {
     const joined = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
-    const taken = joined.subarray(0, count);
-    const rest = joined.subarray(count);
-    this.#chunks = rest.length > 0 ? [rest] : [];
-    this.#buffered = rest.length;
-    return taken;
+    const end = headerBytes + length;
+    // The body is read where it lies: no view of the frame or its body is made per frame.
+    const rest = joined.length - end;
+    this.#chunks = rest > 0 ? [joined.subarray(end)] : [];
+    this.#buffered = rest;
+    return parseBody(joined, headerBytes, end);
   }
 }
 
-function parseBody(body: Buffer): unknown {
+function parseBody(bytes: Buffer, start: number, end: number): unknown {
   let message: unknown;
   try {
-    message = JSON.parse(body.toString('utf8'));
+    message = JSON.parse(bytes.toString('utf8', start, end));
   } catch (error) {
     // A SyntaxError, or a RangeError where the engine's parser runs out of stack on deep nesting.
     throw new FrameError(`A frame is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
