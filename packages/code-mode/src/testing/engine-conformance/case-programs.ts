@@ -106,7 +106,9 @@ export function itWithPrograms(language: string, skipReason?: string): ItWithPro
  */
 export function inLanguage<Value>(language: string, values: ByLanguage<Value>): Value {
   if (!isConformanceLanguage(language)) {
-    throw new Error(`A conformance case expected no ${language} program: give it values for ${language}.`);
+    throw new Error(
+      `A conformance case runs a ${language} program but says nothing of what to expect in ${language}: add ${language} to its inLanguage values.`,
+    );
   }
   return values[language];
 }

@@ -40,7 +40,9 @@ export interface DescribeEngineConformanceOptions extends EngineConformanceOptio
  * third parties', calls it from a test file. `groups` runs part of it, such as while an engine
  * is being written; an engine ships passing all of it. `capabilities` says what the engine can do
  * of what some cases need; a case it cannot do is reported as skipped, with the reason in its
- * name. See docs/guides/custom-engine.md.
+ * name. Each case runs its programs in the engine's `language` (JavaScript or Python); a case with
+ * none in it (one that tests what only JavaScript has) is skipped the same way. See
+ * docs/guides/custom-engine.md.
  *
  * @example
  * ```ts
