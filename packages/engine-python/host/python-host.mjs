@@ -9,7 +9,7 @@ import { installPrelude, loadPyodideQuietly, snapshotPayload } from './load-pyod
 const snapshotPath = process.argv.slice(2).find((argument) => !argument.startsWith('--'));
 
 /** Why the watchdog stopped the running program, and what it checks; undefined between programs. */
-const watchdog = { reason: undefined, check: undefined, countdown: 0 };
+const watchdog = { isArmed: false, reason: undefined, check: undefined, countdown: 0 };
 
 // Pyodide reads its interrupt "buffer" (slot 0) every few bytecodes. A getter instead of a
 // SharedArrayBuffer lets this single-threaded host check the limits itself, with no worker: a
@@ -18,8 +18,8 @@ const interruptSource = Object.freeze(
   Object.create(null, {
     0: {
       get() {
+        if (!watchdog.isArmed || watchdog.check === undefined) return 0;
         if (watchdog.reason !== undefined) return 2;
-        if (watchdog.check === undefined) return 0;
         watchdog.countdown -= 1;
         if (watchdog.countdown > 0) return 0;
         watchdog.countdown = 256;
@@ -64,7 +64,6 @@ async function loadInterpreter() {
   return { pyodide: loaded, prelude: installPrelude(loaded) };
 }
 
-const started = performance.now();
 const { pyodide, prelude } = await loadInterpreter();
 // The `pyodide_js` module would hand a program Pyodide's own JavaScript API.
 pyodide.unregisterJsModule('pyodide_js');
@@ -74,14 +73,26 @@ pyodide.setStderr({ write: writeOutput });
 prelude.warm_up();
 prelude.contain();
 const ProgramClass = prelude.Program;
+const flushProgramOutput = prelude._flush_output;
 pyodide.setInterruptBuffer(interruptSource);
-if (process.env.GHOST_PYTHON_HOST_TIMING === '1')
-  process.stderr.write(`python host ready in ${Math.round(performance.now() - started)} ms\n`);
+
+/** Stops interrupting Python, so that it can flush what the stopped program printed before. */
+function disarmAndFlush() {
+  if (!watchdog.isArmed) return;
+  watchdog.isArmed = false;
+  try {
+    flushProgramOutput();
+  } catch {
+    // Output that cannot be flushed is lost with the program.
+  }
+}
 
 /** The completion for an error a turn threw: the watchdog's reason, or the engine failing. */
 function failure(error, limits) {
-  if (watchdog.reason !== undefined)
+  if (watchdog.reason !== undefined) {
+    disarmAndFlush();
     return { status: 'error', error: formatInterrupt(watchdog.reason, limits) };
+  }
   // CPython counts its own frames, but a builtin recursing in C (json.dumps of a value nested
   // 100,000 deep) runs the host's stack out first: the program recursed too deeply, and says so.
   if (error instanceof RangeError && /call stack/i.test(error.message))
@@ -98,6 +109,7 @@ function watch(program, limits) {
   const wallDeadline = Date.now() + limits.wallSeconds * 1000;
   const heapAtStart = pyodide._module.HEAP8.buffer.byteLength;
   watchdog.reason = undefined;
+  watchdog.isArmed = true;
   watchdog.countdown = 256;
   watchdog.check = () => {
     if (program.isStopRequested) return 'stop';
@@ -156,12 +168,16 @@ function createPythonGuest({ toolsJson, limits }) {
         deliverResults: (resultsJson) => state.deliver_results(resultsJson),
         outcome: () => readOutcome(state),
         hasProgramEnded: () => state.has_ended(),
-        interruptReason: () => watchdog.reason,
+        interruptReason: () => {
+          if (watchdog.reason !== undefined) disarmAndFlush();
+          return watchdog.reason;
+        },
         failureCompletion: (error) => failure(error, limits),
       });
     },
     deliverResults: (resultsJson) => turns?.deliverResults(resultsJson),
     dispose() {
+      watchdog.isArmed = false;
       watchdog.check = undefined;
       output.write = undefined;
       turns?.close();
