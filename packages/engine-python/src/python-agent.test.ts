@@ -33,6 +33,8 @@ delayed = [s["order_id"] for s in statuses if s["status"] == "delayed"]
 print(f"{len(found)} orders, {len(delayed)} delayed")
 {"total": sum(o["total"] for o in found), "delayed": delayed}`;
 
+// These run in bubblewrap, the sandbox Python programs get. Where it cannot run (macOS, a kernel
+// without user namespaces) the name says why; setup installs it and checks it runs on Linux.
 describe.skipIf(!bwrapDetection.available)(
   `an agent with codeMode({ engine: 'python' })${bwrapUnavailable}`,
   () => {

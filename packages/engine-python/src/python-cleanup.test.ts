@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { pythonEngine } from './python-engine.js';
 import { bwrapDetection, bwrapUnavailable } from './test-support/python-session.js';
 
+// These run in bubblewrap, the sandbox Python programs get. Where it cannot run (macOS, a kernel
+// without user namespaces) the name says why; setup installs it and checks it runs on Linux.
 describe.skipIf(!bwrapDetection.available)(
   `the Python engine's hosts${bwrapUnavailable}`,
   { timeout: 120_000 },

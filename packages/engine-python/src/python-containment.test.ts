@@ -19,6 +19,8 @@ const blockedImports = [
   'multiprocessing',
 ];
 
+// These run in bubblewrap, the sandbox Python programs get. Where it cannot run (macOS, a kernel
+// without user namespaces) the name says why; setup installs it and checks it runs on Linux.
 describe.skipIf(!bwrapDetection.available)(
   `a Python program cannot reach the host${bwrapUnavailable}`,
   { timeout: 60_000 },
