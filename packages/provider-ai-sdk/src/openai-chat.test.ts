@@ -513,7 +513,7 @@ describe('failures', () => {
       { kind: 'sse', events: [], ending: 'hold' },
       chatTextStream(['Refunds take 5 days.']),
     ]);
-    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 100 };
+    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 1_000 };
     const parts: ModelStreamPart[] = [];
     for await (const part of chatModel().stream(modelRequest(), {
       signal: new AbortController().signal,
@@ -539,7 +539,7 @@ describe('failures', () => {
         ending: 'hold',
       },
     ]);
-    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 100 };
+    const limits = { ...defaultModelStreamLimits, streamIdleTimeoutMs: 1_000 };
     const seen: ModelStreamPart[] = [];
     const streamed = (async () => {
       for await (const part of chatModel().stream(modelRequest(), {

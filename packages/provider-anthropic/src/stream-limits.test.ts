@@ -94,13 +94,14 @@ describe('an Anthropic answer read under the stream limits', () => {
     expect(parts.filter((part) => part.type === 'tool-call-start')).toHaveLength(3);
   });
 
+  // A second long: the retried answer must reach the SDK within the window, even on a busy machine.
   it('retries a request whose stream sends nothing for streamIdleTimeoutMs before its first part', async () => {
     server.enqueue(
       { kind: 'stream', events: [start], ending: 'hold' },
       answer([{ type: 'text', deltas: ['ok'] }]),
     );
     const closed = server.streamClosed();
-    const { parts, error } = await read(model(), { streamIdleTimeoutMs: 100 });
+    const { parts, error } = await read(model(), { streamIdleTimeoutMs: 1_000 });
     expect(error).toBeUndefined();
     const [retry] = parts;
     expect(retry).toMatchObject({ type: 'retry', attempt: 2 });
@@ -119,7 +120,7 @@ describe('an Anthropic answer read under the stream limits', () => {
       ending: 'hold',
     });
     const closed = server.streamClosed();
-    const { parts, error } = await read(model(), { streamIdleTimeoutMs: 100 });
+    const { parts, error } = await read(model(), { streamIdleTimeoutMs: 1_000 });
     expect(error).toMatchObject({ code: 'MODEL_STREAM_IDLE', limit: 'streamIdleTimeoutMs' });
     expect(parts.map((part) => part.type)).toEqual(['response-metadata', 'text-delta']);
     await closed;

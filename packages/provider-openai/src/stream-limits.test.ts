@@ -201,7 +201,7 @@ describe('a stream that stalls', () => {
       .chat('gpt-4.1')
       .stream(requestOf(), {
         signal: new AbortController().signal,
-        limits: limitsWith({ streamIdleTimeoutMs: 100 }),
+        limits: limitsWith({ streamIdleTimeoutMs: 1_000 }),
       })) {
       parts.push(part);
     }
@@ -224,7 +224,7 @@ describe('a stream that stalls', () => {
     server.reply(chatStream([chatChunk({ role: 'assistant', content: 'Hel' })], { hang: true }));
     const { parts, reading } = streamWith(
       provider().chat('gpt-4.1'),
-      limitsWith({ streamIdleTimeoutMs: 100 }),
+      limitsWith({ streamIdleTimeoutMs: 1_000 }),
     );
     const error = await reading.catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'MODEL_STREAM_IDLE' });
@@ -275,7 +275,7 @@ describe('an agent reading a hostile stream', () => {
     const agent = defineAgent({
       name: 'a',
       model: provider().chat('gpt-4.1'),
-      limits: { streamIdleTimeoutMs: 100 },
+      limits: { streamIdleTimeoutMs: 1_000 },
     });
     const run = await agent.ask('go');
     expect(run.outcome).toBe('failed');
