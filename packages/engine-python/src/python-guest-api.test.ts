@@ -4,6 +4,8 @@ import { bwrapDetection, bwrapUnavailable, openPythonSession } from './test-supp
 
 // Python programs in bubblewrap, one session whose spare hosts serve the programs in turn.
 // Host starts take seconds on a busy machine, hence the long timeout.
+// Skipped only where bubblewrap cannot run (macOS, a kernel without user namespaces), as its name
+// says; setup installs it and checks it runs on Linux.
 describe.skipIf(!bwrapDetection.available)(
   `the Python guest API${bwrapUnavailable}`,
   { timeout: 60_000 },

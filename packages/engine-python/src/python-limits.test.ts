@@ -7,6 +7,8 @@ const hostLimits = { outputBytes: 10_000, memoryBytes: 64 * 1024 * 1024, cpuSeco
 
 // Every code-mode limit, on Python programs in bubblewrap. Host starts take seconds on a busy
 // machine, hence the long timeout.
+// Skipped only where bubblewrap cannot run (macOS, a kernel without user namespaces), as its name
+// says; setup installs it and checks it runs on Linux.
 describe.skipIf(!bwrapDetection.available)(
   `the limits of Python programs${bwrapUnavailable}`,
   { timeout: 120_000 },
