@@ -24,6 +24,10 @@ const programs = {
     ghost: 'for (let index = 0; index < 100; index += 1) await tools.noop({}); 1',
     body: 'for (let index = 0; index < 100; index += 1) await CALL({}); return 1;',
   },
+  seq1000: {
+    ghost: 'for (let index = 0; index < 1000; index += 1) await tools.noop({}); 1',
+    body: 'for (let index = 0; index < 1000; index += 1) await CALL({}); return 1;',
+  },
   fan64: {
     ghost: '(await Promise.all(Array.from({ length: 64 }, () => tools.noop({})))).length',
     body: 'return (await Promise.all(Array.from({ length: 64 }, () => CALL({})))).length;',
@@ -45,6 +49,12 @@ const systems = {
     const { openCodeModeSession } = await import('@ghost/code-mode');
     const { quickjsEngine } = await import('@ghost/engine-quickjs');
     return openGhost(openCodeModeSession, quickjsEngine);
+  },
+  /** Ghost, QuickJS in bubblewrap, `placement: 'session'`: one sandboxed host serves the programs. */
+  async 'ghost-quickjs-session'() {
+    const { openCodeModeSession } = await import('@ghost/code-mode');
+    const { quickjsEngine } = await import('@ghost/engine-quickjs');
+    return openGhost(openCodeModeSession, quickjsEngine, 'session');
   },
   /** Ghost, V8 in bubblewrap, on the isolated-vm scripts/lts-node.mjs installed for this Node.js. */
   async 'ghost-v8'() {
@@ -139,13 +149,14 @@ const systems = {
   },
 };
 
-async function openGhost(openCodeModeSession, engine) {
+async function openGhost(openCodeModeSession, engine, placement = 'process') {
   const { defineTool } = await import('@ghost/core');
-  const { default: Type } = await import('typebox');
+  // The same tool every system gets, its input in plain JSON Schema as the peers are given it:
+  // with typebox (`Type.Object({})`) the application would also load typebox's 373 modules.
   const noop = defineTool({
     name: 'noop',
     description: 'Does nothing.',
-    input: Type.Object({}),
+    input: { type: 'object', properties: {} },
     execute: () => null,
   });
   // Default limits but the counts per session (programs, tool calls), which a bench of many
@@ -153,6 +164,7 @@ async function openGhost(openCodeModeSession, engine) {
   const opened = await openCodeModeSession({
     engine,
     sandbox: 'native',
+    placement,
     tools: [noop],
     limits: { programs: 100_000, toolCalls: 100_000 },
     maxToolCalls: 1_000_000,
@@ -267,6 +279,7 @@ async function main() {
       // as it would between a model's turns; the others are given the same pause.
       figures.warm = await timedRuns(opened, programs.one, 1, { runs: 20, pauseMs: 500 });
       figures.seq100 = await timedRuns(opened, programs.seq100, 1, { runs: 10, pauseMs: 500 });
+      figures.seq1000 = await timedRuns(opened, programs.seq1000, 1, { runs: 7, pauseMs: 500 });
       figures.oneForSeq = await timedRuns(opened, programs.one, 1, { runs: 10, pauseMs: 500 });
       figures.fan64 = await timedRuns(opened, programs.fan64, 64, { runs: 10, pauseMs: 500 });
       figures.residentMiB = await treeResidentMiB();

@@ -109,12 +109,14 @@ async function main() {
   const peersDirectory = await installPeers();
   const systems = [
     'ghost-quickjs',
+    'ghost-quickjs-session',
     ...(process.env.GHOST_TEST_ISOLATED_VM_FROM ? ['ghost-v8'] : []),
     'ai-sdk',
     'utcp',
   ];
   const labels = {
     'ghost-quickjs': 'Ghost QuickJS/bwrap',
+    'ghost-quickjs-session': 'Ghost QuickJS session',
     'ghost-v8': 'Ghost V8/bwrap',
     'ai-sdk': '@ai-sdk/code-mode',
     utcp: '@utcp/code-mode',
@@ -148,6 +150,10 @@ async function main() {
           'tool round trip (100 sequential calls)',
           (median(figures.seq100) - median(figures.oneForSeq)) / 100,
         );
+        row.set(
+          'tool round trip (1000 sequential calls)',
+          (median(figures.seq1000) - median(figures.oneForSeq)) / 1000,
+        );
         row.set('64-way fan-out program', median(figures.fan64));
         row.set('resident memory, process tree (MiB)', figures.residentMiB);
       } else if (figure === 'throughput') {
@@ -171,22 +177,48 @@ async function main() {
     console.log(line);
 }
 
-/** Each system's round trip of the table beside the floor measured in the same run. */
+/**
+ * Each system's round trip of the table beside the floor measured in the same run, then issue 34's
+ * round-trip targets from the 1000-call figure, the same method for every system: Ghost's session
+ * placement against the best in-process peer, and its process placement against its session.
+ */
 function printFloorRatios(systems, labels, table, floorRows) {
   const floor =
     floorRows.find((row) => row.name === 'floor, bwrap, codec') ??
     floorRows.find((row) => row.name === 'floor, plain, codec');
   if (floor === undefined) return;
-  const figure = 'tool round trip (100 sequential calls)';
-  const cells = [];
-  for (const system of systems) {
-    const value = table.get(system).get(figure);
-    if (typeof value === 'number')
-      cells.push(`${labels[system]} ${formatMs(value)} (${((value * 1000) / floor.median).toFixed(2)}×)`);
+  for (const figure of [
+    'tool round trip (100 sequential calls)',
+    'tool round trip (1000 sequential calls)',
+  ]) {
+    const cells = [];
+    for (const system of systems) {
+      const value = table.get(system).get(figure);
+      if (typeof value === 'number')
+        cells.push(`${labels[system]} ${formatMs(value)} (${((value * 1000) / floor.median).toFixed(2)}×)`);
+    }
+    console.log(
+      `${figure} beside the floor (${floor.name}, ${floor.median.toFixed(0)} µs): ${cells.join('; ')}`,
+    );
   }
-  console.log(
-    `${figure} beside the floor (${floor.name}, ${floor.median.toFixed(0)} µs): ${cells.join('; ')}`,
-  );
+  const figure = 'tool round trip (1000 sequential calls)';
+  const of = (system) => table.get(system)?.get(figure);
+  const session = of('ghost-quickjs-session');
+  const process_ = of('ghost-quickjs');
+  const peers = systems
+    .filter((system) => !system.startsWith('ghost'))
+    .filter((system) => typeof of(system) === 'number');
+  const best = peers.sort((left, right) => of(left) - of(right))[0];
+  if (typeof session === 'number' && best !== undefined) {
+    console.log(
+      `round trip, 1000 calls: Ghost session ${formatMs(session)} / best peer (${labels[best]}) ${formatMs(of(best))} = ${(session / of(best)).toFixed(2)}× (target ≤ 1.0×)`,
+    );
+  }
+  if (typeof session === 'number' && typeof process_ === 'number') {
+    console.log(
+      `round trip, 1000 calls: Ghost process ${formatMs(process_)} / Ghost session ${formatMs(session)} = ${(process_ / session).toFixed(2)}× (target ≤ 1.5×)`,
+    );
+  }
 }
 
 function print(systems, labels, table) {

@@ -46,6 +46,9 @@ try {
       // each chunk is another file to load.
       codeSplitting: { groups: [{ name: 'shared', minShareCount: 2 }] },
       sourcemap: true,
+      // The TSDoc is in the .d.ts files editors read; in the modules Node loads it is only bytes
+      // to scan at every import.
+      comments: { jsdoc: false, legal: true, annotation: true },
     },
   });
   if (problems.length > 0) {

@@ -18,7 +18,7 @@ export const vmEngine: EngineV1 = defineHostEngine({
   name: 'node-vm',
   language: 'javascript',
   // The host reads its own code and its dependencies' (code mode's host side), nothing else.
-  runtimePaths: packageRuntimePaths(packageRoot),
+  runtimePaths: () => packageRuntimePaths(packageRoot),
   placements: ['process', 'session'],
   // node:vm cannot bound a guest's memory: only a sandbox with a memory limit does.
   capabilities: [],

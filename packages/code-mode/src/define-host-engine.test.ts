@@ -57,6 +57,34 @@ describe('defineHostEngine', () => {
     expect(attempt).toThrow(message);
   });
 
+  it('finds runtime paths given as a function when they are first read, once, not where the engine is defined', () => {
+    let walks = 0;
+    const engine = defineHostEngine({
+      ...definition,
+      runtimePaths: () => {
+        walks += 1;
+        return ['/opt/tiny', '/opt/tiny-deps'];
+      },
+    });
+    expect(isEngineV1(engine)).toBe(true);
+    expect(Object.keys(engine)).toContain('runtimePaths');
+    expect(walks).toBe(0);
+
+    expect(engine.runtimePaths).toEqual(['/opt/tiny', '/opt/tiny-deps']);
+    expect(engine.runtimePaths).toBe(engine.runtimePaths);
+    expect(Object.isFrozen(engine.runtimePaths)).toBe(true);
+    expect(walks).toBe(1);
+  });
+
+  it('refuses runtime paths that are not a list of strings, naming what to give, when they are read', () => {
+    expect(() => defineHostEngine({ ...definition, runtimePaths: '/opt' as unknown as string[] })).toThrow(
+      /runtimePaths must be a list of absolute paths, or a function returning one/,
+    );
+    const engine = defineHostEngine({ ...definition, runtimePaths: () => [42] as unknown as string[] });
+    expect(() => engine.runtimePaths).toThrow(CodeModeConfigurationError);
+    expect(() => engine.runtimePaths).toThrow(/Engine 'tiny': runtimePaths must be a list/);
+  });
+
   it('refuses a session with the error prepare throws, starting no host', async () => {
     const refusal = new ConfigurationError('The tiny interpreter is not installed.', {
       code: 'TINY_MISSING',

@@ -5,7 +5,9 @@ import {
   defineEngine,
   type EngineInstructionsContext,
   type EngineOpenContext,
+  type EngineRuntimePaths,
   type EngineV1,
+  runtimePathsReader,
 } from './engine.js';
 import type { EngineCapability } from './engine-capability.js';
 import { CodeModeConfigurationError } from './errors.js';
@@ -55,8 +57,10 @@ export interface HostEngineDefinition {
   /**
    * Absolute paths the host must be able to read inside the sandbox: its code, its wasm or
    * native files, and those of its dependencies (see `packageRuntimePaths`). Never granted to tools.
+   * A function (`() => packageRuntimePaths(packageRoot)`) is called when the first host starts,
+   * so importing the engine does not walk its dependencies on disk.
    */
-  readonly runtimePaths: readonly string[];
+  readonly runtimePaths: EngineRuntimePaths;
   /** The placements the engine supports; `'thread'` needs `host.threadWorker`. */
   readonly placements: readonly CodeModePlacement[];
   /**
@@ -96,7 +100,7 @@ export interface HostEngineDefinition {
  * export const tinyEngine = defineHostEngine({
  *   name: 'tiny',
  *   language: 'javascript',
- *   runtimePaths: packageRuntimePaths(packageRoot),
+ *   runtimePaths: () => packageRuntimePaths(packageRoot),
  *   placements: ['process', 'session'],
  *   capabilities: [], // a fresh context that cannot bound memory
  *   instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh context' }),
@@ -122,14 +126,16 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
     throw new CodeModeConfigurationError(`${subject}: prepare must be a function, or left out.`);
   }
   const { script, threadWorker, nodeOptions } = host;
+  const readRuntimePaths = runtimePathsReader(subject, runtimePaths);
   const openSession = (context: EngineOpenContext, start: HostSessionStart | undefined): CodeModeSession => {
     const options = start?.nodeOptions ?? (typeof nodeOptions === 'function' ? nodeOptions() : nodeOptions);
     const readPaths = start?.readPaths ?? [];
+    const enginePaths = readRuntimePaths();
     return openHostSession(context, {
       engine: name,
       language,
       hostScript: script,
-      runtimePaths: readPaths.length === 0 ? runtimePaths : [...new Set([...runtimePaths, ...readPaths])],
+      runtimePaths: readPaths.length === 0 ? enginePaths : [...new Set([...enginePaths, ...readPaths])],
       ...(threadWorker === undefined ? {} : { threadScript: threadWorker }),
       ...(options === undefined ? {} : { nodeOptions: options }),
       ...(start?.hostArguments === undefined ? {} : { hostArguments: start.hostArguments }),
@@ -144,7 +150,7 @@ export function defineHostEngine(definition: HostEngineDefinition): EngineV1 {
   return defineEngine({
     name,
     language,
-    runtimePaths,
+    runtimePaths: readRuntimePaths,
     placements,
     ...(capabilities === undefined ? {} : { capabilities }),
     ...(minimumMemoryBytes === undefined ? {} : { minimumMemoryBytes }),

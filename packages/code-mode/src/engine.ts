@@ -99,7 +99,9 @@ export interface EngineV1 extends EnginePlugin {
   readonly language: string;
   /**
    * Absolute paths the engine's host must be able to read inside the sandbox (its code, its wasm
-   * or native files). They are visible to the host only, never granted to tools.
+   * or native files). They are visible to the host only, never granted to tools. An engine defined
+   * with a function here (`EngineRuntimePaths` in `@ghost/code-mode/engine`) finds them the first
+   * time they are read.
    */
   readonly runtimePaths: readonly string[];
   /** The placements the engine supports. */
@@ -145,10 +147,15 @@ export interface EngineV1 extends EnginePlugin {
  * ```
  */
 export function defineEngine(
-  engine: Omit<EngineV1, 'kind' | 'specificationVersion'> &
-    Partial<Pick<EngineV1, 'kind' | 'specificationVersion'>>,
+  engine: Omit<EngineV1, 'kind' | 'specificationVersion' | 'runtimePaths'> &
+    Partial<Pick<EngineV1, 'kind' | 'specificationVersion'>> & { readonly runtimePaths: EngineRuntimePaths },
 ): EngineV1 {
-  const complete = { ...engine, kind: 'engine', specificationVersion: 'engine-v1' } as EngineV1;
+  const { runtimePaths, ...rest } = engine;
+  const complete = { ...rest, kind: 'engine', specificationVersion: 'engine-v1' } as EngineV1;
+  Object.defineProperty(complete, 'runtimePaths', {
+    enumerable: true,
+    get: runtimePathsReader(`Engine '${String(engine.name)}'`, runtimePaths),
+  });
   for (const method of ['instructions', 'open'] as const) {
     if (typeof complete[method] !== 'function') {
       throw new CodeModeConfigurationError(`Engine '${String(engine.name)}' needs a ${method}() function.`);
@@ -182,6 +189,56 @@ export function isEngineV1(plugin: EnginePlugin): plugin is EngineV1 {
     typeof candidate.open === 'function' &&
     typeof candidate.instructions === 'function' &&
     typeof candidate.language === 'string' &&
-    Array.isArray(candidate.runtimePaths)
+    hasRuntimePaths(plugin)
   );
+}
+
+/**
+ * True when `runtimePaths` is a list, or a getter (an engine that finds its paths when a host
+ * first starts): checking a plugin must not make it read the file system.
+ */
+function hasRuntimePaths(plugin: EnginePlugin): boolean {
+  for (let owner: object | null = plugin; owner !== null; owner = Object.getPrototypeOf(owner)) {
+    const descriptor = Object.getOwnPropertyDescriptor(owner, 'runtimePaths');
+    if (descriptor !== undefined)
+      return typeof descriptor.get === 'function' || Array.isArray(descriptor.value);
+  }
+  return false;
+}
+
+/**
+ * An engine's runtime paths: the list itself, or a function that finds them, called the first
+ * time they are needed (when a host first starts) and not again. Finding them walks the engine's
+ * dependencies on disk, a cost an application's `import` of the engine then does not pay
+ * (docs/decisions/2026-12-07-round-trip-and-imports.md).
+ *
+ * @example
+ * ```ts
+ * const runtimePaths: EngineRuntimePaths = () => packageRuntimePaths(packageRoot);
+ * ```
+ */
+export type EngineRuntimePaths = readonly string[] | (() => readonly string[]);
+
+/**
+ * Reads `paths` once and checks it is a list of strings (a function's answer is checked when it is
+ * called), then answers the same frozen list every time.
+ */
+export function runtimePathsReader(subject: string, paths: EngineRuntimePaths): () => readonly string[] {
+  const check = (value: unknown): readonly string[] => {
+    if (!Array.isArray(value) || !value.every((path) => typeof path === 'string')) {
+      throw new CodeModeConfigurationError(
+        `${subject}: runtimePaths must be a list of absolute paths, or a function returning one (such as () => packageRuntimePaths(packageRoot)).`,
+      );
+    }
+    return Object.isFrozen(value) ? value : Object.freeze([...value]);
+  };
+  if (typeof paths !== 'function') {
+    const checked = check(paths);
+    return () => checked;
+  }
+  let found: readonly string[] | undefined;
+  return () => {
+    found ??= check(paths());
+    return found;
+  };
 }

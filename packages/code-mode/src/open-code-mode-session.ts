@@ -1,4 +1,3 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRuntime, type Runtime, type StreamEvent, type Tool } from '@ghost/core';
@@ -86,6 +85,8 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
   const spareHosts = checkSpareHosts(options.spareHosts, where);
   const catalog = ToolCatalog.fromTools(tools, 'Code-mode session');
   const sharedRuntime = options.runtime;
+  // node:fs/promises is loaded here, not at import (docs/decisions/2026-12-07-round-trip-and-imports.md).
+  const { mkdtemp, rm } = process.getBuiltinModule('node:fs/promises');
   const workspaceRoot = sharedRuntime?.workspaceRoot ?? (await mkdtemp(join(tmpdir(), 'ghost-code-mode-')));
   const runtime = sharedRuntime ?? createRuntime({ workspaceRoot });
   // A runtime of the session's own holds its spares; it ends with the session.
@@ -160,5 +161,8 @@ export async function openCodeModeSession(options: CodeModeSessionOptions): Prom
 
 /** The entries left in a directory (program workspaces that were not removed). */
 export async function leftoverEntries(directory: string): Promise<string[]> {
-  return readdir(directory).catch(() => []);
+  return process
+    .getBuiltinModule('node:fs/promises')
+    .readdir(directory)
+    .catch(() => []);
 }

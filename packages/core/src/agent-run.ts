@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { AskOptions } from './agent.js';
 import { type CheckedAgentDefinition, checkRecord } from './agent-definition-check.js';
 import { type AgentInput, conversationOf, latestUserText } from './agent-input.js';
 import { invocationEntrypoint } from './agent-invocation.js';
 import { checkApprovalMode } from './agent-resume.js';
 import { ConfigurationError } from './errors.js';
+import { randomUUID } from './lazy-builtins.js';
 import type { ModelSettings, ProviderOptions } from './model.js';
 import { rejectUnknownKeys } from './reject-unknown-keys.js';
 import { Run, type RunInit } from './run.js';

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Agent, AgentInput } from './agent.js';
 import { conversationOf, latestUserText } from './agent-input.js';
 import { subscribeToAbort } from './call-cancellation.js';
@@ -9,6 +8,7 @@ import {
   ConfigurationError,
   RunStateError,
 } from './errors.js';
+import { randomUUID } from './lazy-builtins.js';
 import type { ModelMessage } from './model.js';
 import type { Closer, PendingInterjection, RunEntrypoint, RunExecution, RunResult } from './run.js';
 import { type Invocation, RunContext } from './run-context.js';

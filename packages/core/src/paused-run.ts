@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
+import { sha256Hex } from './lazy-builtins.js';
 import type { ModelMessage } from './model.js';
 import { PausedRunError } from './run-errors.js';
 import { decodeSessionMessage, encodeSessionMessage } from './session-message-codec.js';
@@ -61,7 +61,7 @@ interface StoredPausedRun extends Omit<PausedRun, 'turn'> {
 }
 
 function digestOf(content: object): string {
-  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+  return sha256Hex(canonicalJson(content));
 }
 
 /** The text a session store keeps for a paused run. */

@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 import { ConfigurationError } from './errors.js';
 import { GhostError } from './ghost-error.js';
 import type { JsonObject } from './json.js';
 import { toJsonValue } from './json-value.js';
+import { randomUUID, sha256Hex } from './lazy-builtins.js';
 import type { ModelMessage } from './model.js';
 import { SessionLimitError, SessionStoreError } from './session-errors.js';
 import { checkSessionActor, checkSessionId, checkSessionOperationId } from './session-identity.js';
@@ -110,7 +110,7 @@ export function checkSessionOptions(options: unknown): CheckedSessionOptions {
 }
 
 function digestOf(write: Omit<SessionWrite, 'digest' | 'operationId'>): string {
-  return createHash('sha256').update(canonicalJson(write)).digest('hex');
+  return sha256Hex(canonicalJson(write));
 }
 
 /**

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   AgentInterjectionError,
   ApprovalError,
@@ -11,6 +10,7 @@ import {
   RunStateError,
 } from './errors.js';
 import { EventQueue } from './event-queue.js';
+import { randomUUID } from './lazy-builtins.js';
 import type { ModelMessage } from './model.js';
 import type { InvocationPlacement, LiveInvocation, NestedAgentHost } from './nested-agent.js';
 import { decodePausedRun, encodePausedRun, type PausedCall, type PausedRun } from './paused-run.js';

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { subscribeToAbort } from './call-cancellation.js';
 import { ApprovalError } from './errors.js';
+import { randomUUID } from './lazy-builtins.js';
 import type { PausedCall } from './paused-run.js';
 import type { RunExecution } from './run.js';
 import type { RunContext } from './run-context.js';

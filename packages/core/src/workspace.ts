@@ -1,7 +1,7 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CleanupError, ConfigurationError } from './errors.js';
+import { nodeFsPromises } from './lazy-builtins.js';
 import { WorkspaceClosedError } from './workspace-closed-error.js';
 
 /** The options of {@link Workspace}'s constructor. */
@@ -78,7 +78,7 @@ export class Workspace {
     let root: string;
     try {
       // Sandboxes bind and match real paths (macOS's tmpdir is a symlink into /private).
-      root = await realpath(this.root);
+      root = await nodeFsPromises().realpath(this.root);
     } catch (cause) {
       this.#creating = undefined;
       throw new ConfigurationError(
@@ -87,7 +87,7 @@ export class Workspace {
       );
     }
     try {
-      this.#directory = await mkdtemp(join(root, directoryPrefix));
+      this.#directory = await nodeFsPromises().mkdtemp(join(root, directoryPrefix));
     } catch (error) {
       this.#creating = undefined;
       throw error;
@@ -104,7 +104,7 @@ export class Workspace {
     }
     if (directory === undefined) return;
     try {
-      await rm(directory, { recursive: true, force: true, maxRetries: 3 });
+      await nodeFsPromises().rm(directory, { recursive: true, force: true, maxRetries: 3 });
     } catch (cause) {
       this.#closing = undefined;
       throw new CleanupError(

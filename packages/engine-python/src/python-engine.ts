@@ -23,7 +23,7 @@ export const pythonEngine: EngineV1 = defineHostEngine({
   language: 'python',
   // Node's permission model lets the host read exactly these: its code and its dependencies'
   // (Pyodide's wasm and standard library among them).
-  runtimePaths: Object.freeze(packageRuntimePaths(packageRoot)),
+  runtimePaths: () => packageRuntimePaths(packageRoot),
   // One interpreter per program: a host's interpreter keeps modules, files and builtins a
   // program changed, so no host serves a second program (docs/decisions/2026-12-07-python-engine.md).
   placements: ['process'],

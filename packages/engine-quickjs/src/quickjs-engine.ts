@@ -16,7 +16,9 @@ export const quickjsEngine: EngineV1 = defineHostEngine({
   name: 'quickjs',
   language: 'javascript',
   // Node's permission model lets the host read exactly these: its code and its dependencies'.
-  runtimePaths: Object.freeze(packageRuntimePaths(packageRoot)),
+  // Found when the first host starts: walking the dependencies on disk at import took ~10 ms
+  // (docs/decisions/2026-12-07-round-trip-and-imports.md).
+  runtimePaths: () => packageRuntimePaths(packageRoot),
   placements: ['process', 'session', 'thread'],
   // The runtime's memory limit and the heap-size poll stop a guest past limits.memoryBytes.
   capabilities: ['guest-memory-limit'],

@@ -20,10 +20,8 @@ const hostScript = fileURLToPath(new URL('../dist/host.cjs', import.meta.url));
 
 // Node's permission model lets the host read exactly these: its code, its dependencies' and
 // isolated-vm's own directory, with its native addon (isolated-vm's dependencies only fetch or
-// build the addon at install time).
-const runtimePaths = Object.freeze(
-  packageRuntimePaths(packageRoot, { withoutDependencies: ['isolated-vm'] }),
-);
+// build the addon at install time). Found when the first host starts, not at import.
+const runtimePaths = () => packageRuntimePaths(packageRoot, { withoutDependencies: ['isolated-vm'] });
 
 /**
  * isolated-vm needs `--no-node-snapshot` on Node 20 and later, and Node's permission model

@@ -18,7 +18,7 @@
  * export const tinyEngine = defineHostEngine({
  *   name: 'tiny',
  *   language: 'javascript',
- *   runtimePaths: packageRuntimePaths(packageRoot),
+ *   runtimePaths: () => packageRuntimePaths(packageRoot),
  *   placements: ['process', 'session'],
  *   capabilities: [],
  *   instructions: (context) => javascriptInstructions(context, { interpreter: 'a fresh context' }),
@@ -41,6 +41,7 @@ export {
   defineEngine,
   type EngineInstructionsContext,
   type EngineOpenContext,
+  type EngineRuntimePaths,
   type EngineV1,
   type ObserveOptions,
   type ProgramResult,

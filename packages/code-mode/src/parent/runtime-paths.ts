@@ -1,5 +1,8 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
+
+// node:fs without an ES import, whose namespace would run node:fs's lazy getters at import
+// (~7 ms: docs/decisions/2026-12-07-round-trip-and-imports.md); Node has loaded node:fs already.
+const { existsSync, readFileSync, realpathSync } = process.getBuiltinModule('node:fs');
 
 interface PackageManifest {
   readonly dependencies?: Readonly<Record<string, string>>;

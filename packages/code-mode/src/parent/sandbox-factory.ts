@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { GhostError, type Runtime, type SandboxBackendV1, SandboxUnavailableError } from '@ghost/core';
 import type { SandboxCapabilities, SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
 import { createSandboxWorkspace, removeSandboxWorkspace } from '@ghost/core/sandbox';
@@ -201,6 +200,8 @@ export async function createSandboxFactory(
       }
     },
     joinSpareHosts(hostKey: string, launch: HostLauncher): SpareHosts {
+      // node:crypto is loaded here, not at import (docs/decisions/2026-12-07-round-trip-and-imports.md).
+      const { createHash } = process.getBuiltinModule('node:crypto');
       const key = createHash('sha256').update(policyKey).update('\0').update(hostKey).digest('hex');
       return pools.pool(key, launch, spareHosts).join();
     },

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { type Agent, type AgentInput, resolveDeadline } from '../agent.js';
 import { ConfigurationError } from '../errors.js';
+import { randomUUID } from '../lazy-builtins.js';
 import { bindInvocationScope, runNestedAgent } from '../nested-agent.js';
 import { Run, type RunResult, type RunStep } from '../run.js';
 import type { Invocation, RunContext } from '../run-context.js';

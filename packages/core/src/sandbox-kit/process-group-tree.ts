@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { nodeFsPromises } from '../lazy-builtins.js';
 import type { SandboxProcessTree } from './sandbox-process-tree.js';
 
 /**
@@ -69,7 +69,7 @@ async function liveGroupMembers(groupId: number): Promise<number[]> {
   if (process.platform !== 'linux') return [unknownMember];
   let entries: string[];
   try {
-    entries = await readdir('/proc');
+    entries = await nodeFsPromises().readdir('/proc');
   } catch {
     return [unknownMember];
   }
@@ -77,7 +77,9 @@ async function liveGroupMembers(groupId: number): Promise<number[]> {
     entries
       .filter((entry) => /^\d+$/.test(entry))
       .map(async (entry) => {
-        const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+        const stat = await nodeFsPromises()
+          .readFile(`/proc/${entry}/stat`, 'utf8')
+          .catch(() => undefined);
         const state = stat === undefined ? undefined : parseProcessStat(stat);
         if (state === undefined || state.groupId !== groupId) return undefined;
         return ['Z', 'X', 'x'].includes(state.state) ? undefined : Number(entry);

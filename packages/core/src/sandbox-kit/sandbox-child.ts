@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { SandboxUnavailableError } from '../errors.js';
+import { nodeChildProcess } from '../lazy-builtins.js';
 import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 
 /** How {@link startSandboxChild} starts the process: usually a launcher wrapping the plan's command. */
@@ -39,7 +40,7 @@ export function startSandboxChild(plan: SandboxSpawnPlan, launch: SandboxChildLa
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(launch.command, [...launch.args], {
+      child = nodeChildProcess().spawn(launch.command, [...launch.args], {
         env: launch.env ?? plan.env,
         cwd: launch.cwd ?? plan.cwd,
         // Its own process group, so one kill(-pid) reaches every descendant that stays in it.

@@ -1,8 +1,10 @@
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
+import { nodeFs } from '../lazy-builtins.js';
 import { isInside, type SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 import { checkSandboxWorkspace } from './sandbox-workspace.js';
+
+const { lstatSync, readlinkSync, realpathSync, statSync } = nodeFs();
 
 /** Linux's own limit on links followed while resolving one path (`MAXSYMLINKS`). */
 const largestLinkCount = 40;

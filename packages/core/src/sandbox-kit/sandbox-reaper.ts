@@ -1,9 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import type { Writable } from 'node:stream';
 import { SandboxUnavailableError } from '../errors.js';
+import { nodeChildProcess, nodeFs } from '../lazy-builtins.js';
 import { beforeDeadline } from './process-waiting.js';
+
+const { readFileSync } = nodeFs();
 
 /**
  * What the reaper ends should this process die before releasing it: a directory it removes with
@@ -214,7 +216,7 @@ function ensureReaper(state: ReaperState): Reaper {
   if (state.current !== undefined && !state.current.isEnding && state.current.failure === undefined) {
     return state.current;
   }
-  const child = spawn('/bin/sh', ['-c', reaperScript, 'ghost-sandbox-reaper'], {
+  const child = nodeChildProcess().spawn('/bin/sh', ['-c', reaperScript, 'ghost-sandbox-reaper'], {
     cwd: '/',
     env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' },
     // A session of its own: a signal to this process's group (Ctrl-C) must not end it first.

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
-import { Duplex, type Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { CleanupError } from '../errors.js';
+import { nodeStream } from '../lazy-builtins.js';
 import type { SandboxExit, SandboxLimits, SandboxProcess } from '../sandbox.js';
 import { BoundedOutputBuffer } from './bounded-output.js';
 import { beforeDeadline, streamsSettled } from './process-waiting.js';
@@ -158,7 +159,9 @@ function checkSupervisable(options: SandboxSupervisionOptions): {
       { path: plan.workspace, problem: 'not-made-here' },
     );
   }
-  const channels = child.stdio.slice(3, 3 + plan.extraFds).filter((stream) => stream instanceof Duplex);
+  const channels = child.stdio
+    .slice(3, 3 + plan.extraFds)
+    .filter((stream) => stream instanceof nodeStream().Duplex);
   const stdoutStream = child.stdout;
   const stderrStream = child.stderr;
   if (stdoutStream === null || stderrStream === null || channels.length !== plan.extraFds) {

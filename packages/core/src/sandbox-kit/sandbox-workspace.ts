@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { nodeCrypto, nodeFs, nodeFsPromises } from '../lazy-builtins.js';
 import { type ReapRegistration, reapOnParentDeath } from './sandbox-reaper.js';
 import { SandboxWorkspaceError, type SandboxWorkspaceProblem } from './sandbox-workspace-error.js';
+
+const { lstatSync, mkdirSync, realpathSync } = nodeFs();
 
 /** The options of {@link createSandboxWorkspace}. */
 export interface SandboxWorkspaceOptions {
@@ -70,11 +71,11 @@ export async function createSandboxWorkspace(options: SandboxWorkspaceOptions = 
   }
   const folder = privateFolder(resolve(options.root ?? tmpdir()));
   for (;;) {
-    const path = join(folder, `${prefix}${randomBytes(8).toString('hex')}`);
+    const path = join(folder, `${prefix}${nodeCrypto().randomBytes(8).toString('hex')}`);
     // Registered first: from here on, this process dying leaves the reaper to remove it.
     const registration = await reapOnParentDeath({ directory: path });
     try {
-      await mkdir(path, { mode: 0o700 });
+      await nodeFsPromises().mkdir(path, { mode: 0o700 });
     } catch (error) {
       await registration.release();
       // A name another workspace already has: draw another.
@@ -110,7 +111,7 @@ export async function removeSandboxWorkspace(path: string): Promise<void> {
       `${key} is no longer the workspace that was made there (something replaced it), so it was left as it is.`,
     );
   }
-  if (stats !== undefined) await rm(key, { recursive: true, force: true, maxRetries: 3 });
+  if (stats !== undefined) await nodeFsPromises().rm(key, { recursive: true, force: true, maxRetries: 3 });
   madeWorkspaces().delete(key);
   await made.registration.release();
 }

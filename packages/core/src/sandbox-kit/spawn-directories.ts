@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises';
 import { ConfigurationError } from '../errors.js';
+import { nodeFsPromises } from '../lazy-builtins.js';
 import type { SandboxSpawnPlan } from './sandbox-spawn-plan.js';
 import { checkSandboxWorkspace } from './sandbox-workspace.js';
 
@@ -28,12 +28,14 @@ export async function checkSpawnDirectories(plan: SandboxSpawnPlan): Promise<voi
 }
 
 async function requireDirectory(path: string, field: string): Promise<void> {
-  const found = await stat(path).catch((error: unknown) => {
-    throw new ConfigurationError(
-      `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass an existing directory.`,
-      { cause: error, option: field, path },
-    );
-  });
+  const found = await nodeFsPromises()
+    .stat(path)
+    .catch((error: unknown) => {
+      throw new ConfigurationError(
+        `The spawn spec's ${field} ${path} cannot be used: ${(error as Error).message}. Pass an existing directory.`,
+        { cause: error, option: field, path },
+      );
+    });
   if (!found.isDirectory()) {
     throw new ConfigurationError(
       `The spawn spec's ${field} ${path} is not a directory. Pass an existing directory.`,
