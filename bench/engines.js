@@ -101,7 +101,9 @@ export async function engineFigures() {
   }
   for (const engine of engines) {
     const name = `engines: cold exec of \`1\` (no spare host), ${engine.name} (bwrap if present)`;
-    results.push(await coldExecTimes(name, { engine, sandbox: detection.available ? bwrapSandbox : 'unrestricted' }));
+    results.push(
+      await coldExecTimes(name, { engine, sandbox: detection.available ? bwrapSandbox : 'unrestricted' }),
+    );
   }
   for (const engine of engines) {
     results.push(await roundTripTimes(`engines: guest → no-op tool round trip, ${engine.name}`, engine));

@@ -56,6 +56,16 @@ const systems = {
     const { quickjsEngine } = await import('@ghost/engine-quickjs');
     return openGhost(openCodeModeSession, quickjsEngine, 'session');
   },
+  /**
+   * Ghost, QuickJS in a worker thread of this process with no OS sandbox (`sandbox: 'unrestricted'`,
+   * `placement: 'thread'`): the design the in-process peers have, for the round trip without the
+   * process boundary.
+   */
+  async 'ghost-quickjs-thread'() {
+    const { openCodeModeSession } = await import('@ghost/code-mode');
+    const { quickjsEngine } = await import('@ghost/engine-quickjs');
+    return openGhost(openCodeModeSession, quickjsEngine, 'thread', 'unrestricted');
+  },
   /** Ghost, V8 in bubblewrap, on the isolated-vm scripts/lts-node.mjs installed for this Node.js. */
   async 'ghost-v8'() {
     const { openCodeModeSession } = await import('@ghost/code-mode');
@@ -149,7 +159,7 @@ const systems = {
   },
 };
 
-async function openGhost(openCodeModeSession, engine, placement = 'process') {
+async function openGhost(openCodeModeSession, engine, placement = 'process', sandbox = 'native') {
   const { defineTool } = await import('@ghost/core');
   // The same tool every system gets, its input in plain JSON Schema as the peers are given it:
   // with typebox (`Type.Object({})`) the application would also load typebox's 373 modules.
@@ -163,7 +173,7 @@ async function openGhost(openCodeModeSession, engine, placement = 'process') {
   // programs exceeds; the peers count neither.
   const opened = await openCodeModeSession({
     engine,
-    sandbox: 'native',
+    sandbox,
     placement,
     tools: [noop],
     limits: { programs: 100_000, toolCalls: 100_000 },
@@ -279,7 +289,10 @@ async function main() {
       // as it would between a model's turns; the others are given the same pause.
       figures.warm = await timedRuns(opened, programs.one, 1, { runs: 20, pauseMs: 500 });
       figures.seq100 = await timedRuns(opened, programs.seq100, 1, { runs: 10, pauseMs: 500 });
-      figures.seq1000 = await timedRuns(opened, programs.seq1000, 1, { runs: 7, pauseMs: 500 });
+      // A system may refuse a program of 1000 calls (the AI SDK's bridge allows 256 per program).
+      figures.seq1000 = await timedRuns(opened, programs.seq1000, 1, { runs: 7, pauseMs: 500 }).catch(
+        (error) => describe(error),
+      );
       figures.oneForSeq = await timedRuns(opened, programs.one, 1, { runs: 10, pauseMs: 500 });
       figures.fan64 = await timedRuns(opened, programs.fan64, 64, { runs: 10, pauseMs: 500 });
       figures.residentMiB = await treeResidentMiB();

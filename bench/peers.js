@@ -110,6 +110,7 @@ async function main() {
   const systems = [
     'ghost-quickjs',
     'ghost-quickjs-session',
+    'ghost-quickjs-thread',
     ...(process.env.GHOST_TEST_ISOLATED_VM_FROM ? ['ghost-v8'] : []),
     'ai-sdk',
     'utcp',
@@ -117,6 +118,7 @@ async function main() {
   const labels = {
     'ghost-quickjs': 'Ghost QuickJS/bwrap',
     'ghost-quickjs-session': 'Ghost QuickJS session',
+    'ghost-quickjs-thread': 'Ghost QuickJS thread',
     'ghost-v8': 'Ghost V8/bwrap',
     'ai-sdk': '@ai-sdk/code-mode',
     utcp: '@utcp/code-mode',
@@ -152,7 +154,9 @@ async function main() {
         );
         row.set(
           'tool round trip (1000 sequential calls)',
-          (median(figures.seq1000) - median(figures.oneForSeq)) / 1000,
+          typeof figures.seq1000 === 'string'
+            ? figures.seq1000
+            : (median(figures.seq1000) - median(figures.oneForSeq)) / 1000,
         );
         row.set('64-way fan-out program', median(figures.fan64));
         row.set('resident memory, process tree (MiB)', figures.residentMiB);
@@ -212,6 +216,12 @@ function printFloorRatios(systems, labels, table, floorRows) {
   if (typeof session === 'number' && best !== undefined) {
     console.log(
       `round trip, 1000 calls: Ghost session ${formatMs(session)} / best peer (${labels[best]}) ${formatMs(of(best))} = ${(session / of(best)).toFixed(2)}× (target ≤ 1.0×)`,
+    );
+  }
+  const thread = of('ghost-quickjs-thread');
+  if (typeof thread === 'number' && best !== undefined) {
+    console.log(
+      `round trip, 1000 calls, without the process boundary: Ghost thread (no OS sandbox) ${formatMs(thread)} / ${labels[best]} ${formatMs(of(best))} = ${(thread / of(best)).toFixed(2)}×`,
     );
   }
   if (typeof session === 'number' && typeof process_ === 'number') {

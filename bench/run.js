@@ -22,6 +22,7 @@ import { modelTurnFigures, printModelTurnFigures } from './model-turns.js';
 import { nestedAgentFigures, printNestedAgentFigures } from './nested-agents.js';
 import { formatRoundTripFloor, roundTripFloorFigures } from './round-trip-floor.js';
 import { roundTripStageFigures } from './round-trip-stages.js';
+import { formatRoundTripWarmup, roundTripWarmupFigures } from './round-trip-warmup.js';
 import { sandboxFigures } from './sandbox.js';
 import { printSessionStoreFigures, sessionStoreFigures } from './session-stores.js';
 import { printSessionFigures, sessionFigures } from './sessions.js';
@@ -59,6 +60,7 @@ const hostCost = await hostCostFigures(30, ['engine']);
 const sessions = sandbox.unavailable === undefined ? await sessionFigures() : undefined;
 const roundTripFloor = await roundTripFloorFigures({ ghost: sandbox.unavailable === undefined });
 const roundTripStages = await roundTripStageFigures();
+const roundTripWarmup = sandbox.unavailable === undefined ? await roundTripWarmupFigures() : [];
 const imports = await importBreakdownFigures();
 const sessionStores = await sessionStoreFigures();
 const nestedAgents = await nestedAgentFigures();
@@ -79,6 +81,7 @@ for (const line of coldStart.modules) console.log(`modules loaded by ${line}`);
 for (const line of formatRoundTripFloor(roundTripFloor)) console.log(line);
 for (const row of roundTripStages)
   console.log(`round trip stage, ${row.name}: ${row.median.toFixed(2)} µs per call`);
+for (const line of formatRoundTripWarmup(roundTripWarmup)) console.log(line);
 for (const line of formatImportBreakdown(imports)) console.log(line);
 console.log(
   `code mode: ${codeMode.throughput.toFixed(1)} programs/s with 4 concurrent sessions (process placement)`,

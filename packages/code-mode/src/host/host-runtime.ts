@@ -142,6 +142,8 @@ class ProgramServer {
       case 'stop':
         if (this.#program?.programId === frame.programId) this.#program.isStopRequested = true;
         return;
+      case 'hurry':
+        return; // for a host still warming up, before hello
       case 'tool_results':
         if (this.#program?.programId !== frame.programId) return;
         this.#running?.deliverResults(JSON.stringify(frame.results));

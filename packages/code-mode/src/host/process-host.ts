@@ -5,6 +5,13 @@ import type { EngineDriver } from './engine-driver.js';
 import { rehearseProgram } from './host-rehearsal.js';
 import { type HostTransport, serveProgram } from './host-runtime.js';
 
+/**
+ * Tool calls a spare host makes on its loopback before it says hello, unless a program is waiting:
+ * after about this many a fresh host's round trip matched a session host's
+ * (docs/decisions/2026-12-07-round-trip-and-imports.md).
+ */
+const spareWarmUpCalls = 600;
+
 /** A transport over fd 3 of this process, the protocol descriptor the sandbox hands the host. */
 function createDescriptorTransport(fd = 3): HostTransport & { close(): void } {
   const socket = new Socket({ fd, readable: true, writable: true });
@@ -46,7 +53,14 @@ export async function runProcessHost(driver: EngineDriver): Promise<void> {
   let transport: ReturnType<typeof createDescriptorTransport> | undefined;
   try {
     transport = createDescriptorTransport();
-    if (!process.argv.includes(noRehearsalArgument)) await rehearseProgram(driver);
+    if (!process.argv.includes(noRehearsalArgument)) {
+      // Before hello the parent sends nothing but `hurry`, once a program waits for this spare.
+      let isHurried = false;
+      transport.onFrame((frame) => {
+        if ((frame as { type?: unknown } | null)?.type === 'hurry') isHurried = true;
+      });
+      await rehearseProgram(driver, { warmUpCalls: spareWarmUpCalls, shouldHurry: () => isHurried });
+    }
     const served = serveProgram(driver, transport);
     transport.send({ type: 'hello', protocol: protocolVersion, engine: driver.engine });
     await served;

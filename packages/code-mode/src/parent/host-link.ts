@@ -36,6 +36,11 @@ export interface HostLink {
    * the wire, or 0 where frames are not bytes (a worker's message port).
    */
   onFrame(listener: HostFrameListener): void;
+  /**
+   * Present on a process host: a program now waits for this spare, so if it has not said `hello`
+   * yet it ends its warm-up (see `rehearseProgram`) and says it. Nothing once it has.
+   */
+  hurry?(): void;
   /** Ends the program at once: kills a process, stops a thread's program. */
   terminate(): void;
   /** Releases the host and everything it owns. Rejects with a `CleanupError` when it cannot. */
@@ -178,6 +183,11 @@ export class HostLinkState {
     return this.#isLost;
   }
 
+  /** True while the host has not said `hello` (and is not lost). */
+  get isBeforeHello(): boolean {
+    return this.#stage === 'hello' && !this.#isLost;
+  }
+
   onFrame(listener: HostFrameListener): void {
     this.#listener = listener;
   }
@@ -291,6 +301,7 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
   );
   let child: SandboxProcess | undefined;
   let isTerminated = false;
+  let isHurried = false;
 
   const write = (frame: ParentFrame): void => {
     if (state.isLost || child === undefined) return;
@@ -342,7 +353,10 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
         watch(started);
       } catch (error) {
         state.lose(`The parent could not watch the engine host: ${errorMessage(error)}`);
+        return;
       }
+      // A program took this spare before its process had started.
+      if (isHurried && state.isBeforeHello) write({ type: 'hurry' });
     },
     (error: unknown) => state.lose(`The engine host could not start: ${errorMessage(error)}`),
   );
@@ -356,6 +370,11 @@ export function launchProcessHost(options: ProcessHostOptions): HostLink {
     lost: state.lost,
     send: write,
     onFrame: (listener) => state.onFrame(listener),
+    hurry() {
+      if (isHurried) return;
+      isHurried = true;
+      if (state.isBeforeHello) write({ type: 'hurry' }); // dropped until the process has started
+    },
     terminate() {
       isTerminated = true;
       if (child !== undefined) killQuietly(child);

@@ -268,7 +268,10 @@ export class HostSession implements CodeModeSession {
       const spare = this.#spare && !this.#spare.isLost ? this.#spare : undefined;
       if (this.#spare && !spare) this.#track(this.#spare.link.close());
       this.#spare = undefined;
-      const link = spare?.link ?? this.#options.spares?.take() ?? this.#launch('waiting-program');
+      const prewarmed = spare?.link ?? this.#options.spares?.take();
+      // A spare still warming up says hello now that a program waits for it.
+      prewarmed?.hurry?.();
+      const link = prewarmed ?? this.#launch('waiting-program');
       // Owned by the session while it starts, so a close() meanwhile releases it too.
       this.#starting = link;
       try {

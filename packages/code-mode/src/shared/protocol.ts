@@ -7,8 +7,9 @@ import { exceedsJsonDepth } from './json-depth.js';
  * JSON frames on fd 3 (or a worker's message port). The host speaks first with `hello`; a frame of
  * an unknown type, or one that is malformed, ends the program with an error. Version 2: the host
  * enforces `toolCalls` itself, and the parent treats a host that sends more calls as broken.
+ * Version 3: the parent may send `hurry` before `hello` (a spare ends its warm-up).
  */
-export const protocolVersion = 2;
+export const protocolVersion = 3;
 
 /**
  * How deeply values that cross between a program and the parent may nest (tool arguments and
@@ -107,8 +108,16 @@ interface StopFrame {
   readonly programId: string;
 }
 
+/**
+ * Parent → host, before `hello`: a program is waiting for this spare, so it ends its warm-up now
+ * (see `rehearseProgram`). A host past its warm-up ignores it.
+ */
+interface HurryFrame {
+  readonly type: 'hurry';
+}
+
 /** Every frame the parent sends a host. */
-export type ParentFrame = SetupFrame | ExecuteFrame | ToolResultsFrame | StopFrame;
+export type ParentFrame = SetupFrame | ExecuteFrame | ToolResultsFrame | StopFrame | HurryFrame;
 
 /** Host → parent, first frame: the protocol version and the engine, ready for a program. */
 interface HelloFrame {
@@ -265,6 +274,8 @@ export function parseParentFrame(frame: unknown): ParentFrame {
       break;
     case 'stop':
       requireString(frame, 'programId');
+      break;
+    case 'hurry':
       break;
     default:
       throw new ProtocolError(`Unknown parent frame type '${String(frame.type)}'.`);
