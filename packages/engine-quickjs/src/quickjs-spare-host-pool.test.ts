@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { type OpenedCodeModeSession, openCodeModeSession } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { createRuntime, type Runtime } from '@ghost/core';
-import { defineSandboxBackend, type SandboxLimits, type SandboxProcess } from '@ghost/core/sandbox';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
+import type { SandboxLimits, SandboxProcess } from '@ghost/core/sandbox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { quickjsEngine } from './quickjs-engine.js';
+import { watchedBwrapBackend } from './test-support/watched-bwrap-backend.js';
 
 // Spare engine hosts pooled per runtime, with real bubblewrap and real QuickJS hosts. The backend
 // records every host it starts: its limits, whether it is still running, whether it said ready,
@@ -24,33 +24,27 @@ interface RecordedHost {
 
 function recordingBackend() {
   const hosts: RecordedHost[] = [];
-  const backend = defineSandboxBackend({
-    ...bwrapSandbox,
-    async spawn(spec) {
-      const started = await bwrapSandbox.spawn(spec);
-      const host: RecordedHost = {
-        process: started,
-        limits: spec.limits,
-        programs: [],
-        isRunning: true,
-        isReady: false,
-      };
-      hosts.push(host);
-      void started.exited.then(() => {
-        host.isRunning = false;
-      });
-      const write = started.channel.write.bind(started.channel) as (...args: unknown[]) => boolean;
-      started.channel.write = ((chunk: unknown, ...rest: unknown[]) => {
+  const backend = watchedBwrapBackend((spec, started) => {
+    const host: RecordedHost = {
+      process: started,
+      limits: spec.limits,
+      programs: [],
+      isRunning: true,
+      isReady: false,
+    };
+    hosts.push(host);
+    void started.exited.then(() => {
+      host.isRunning = false;
+    });
+    return {
+      written(chunk) {
         // A program frame may carry its source more than once (as sent, and as prepared).
-        for (const marker of new Set(String(chunk).match(/program of session \d+/g)))
-          host.programs.push(marker);
-        return write(chunk, ...rest);
-      }) as typeof started.channel.write;
-      started.channel.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('"type":"ready"')) host.isReady = true;
-      });
-      return started;
-    },
+        for (const marker of new Set(chunk.match(/program of session \d+/g))) host.programs.push(marker);
+      },
+      received(chunk) {
+        if (chunk.includes('"type":"ready"')) host.isReady = true;
+      },
+    };
   });
   return { backend, hosts };
 }

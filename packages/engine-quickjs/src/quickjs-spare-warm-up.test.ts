@@ -1,11 +1,10 @@
 import { type OpenedCodeModeSession, openCodeModeSession } from '@ghost/code-mode';
 import { descendantProcesses } from '@ghost/code-mode/testing';
 import { defineTool } from '@ghost/core';
-import { defineSandboxBackend } from '@ghost/core/sandbox';
-import { bwrapSandbox } from '@ghost/sandbox-bwrap';
 import Type from 'typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { quickjsEngine } from './quickjs-engine.js';
+import { watchedBwrapBackend } from './test-support/watched-bwrap-backend.js';
 
 // A spare host warms up (tool calls on its own loopback) before it says hello, unless a program
 // is waiting for it: then the parent sends it `hurry`. Real bubblewrap and real QuickJS hosts; the
@@ -19,23 +18,18 @@ interface RecordedHost {
 
 function recordingBackend() {
   const hosts: RecordedHost[] = [];
-  const backend = defineSandboxBackend({
-    ...bwrapSandbox,
-    async spawn(spec) {
-      const started = await bwrapSandbox.spawn(spec);
-      const host: RecordedHost = { sent: [], saidHello: false };
-      hosts.push(host);
-      const write = started.channel.write.bind(started.channel) as (...args: unknown[]) => boolean;
-      started.channel.write = ((chunk: unknown, ...rest: unknown[]) => {
-        const type = /"type":"(\w+)"/.exec(String(chunk))?.[1];
+  const backend = watchedBwrapBackend(() => {
+    const host: RecordedHost = { sent: [], saidHello: false };
+    hosts.push(host);
+    return {
+      written(chunk) {
+        const type = /"type":"(\w+)"/.exec(chunk)?.[1];
         if (type !== undefined) host.sent.push(type);
-        return write(chunk, ...rest);
-      }) as typeof started.channel.write;
-      started.channel.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('"type":"hello"')) host.saidHello = true;
-      });
-      return started;
-    },
+      },
+      received(chunk) {
+        if (chunk.includes('"type":"hello"')) host.saidHello = true;
+      },
+    };
   });
   return { backend, hosts };
 }
